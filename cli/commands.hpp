@@ -1,0 +1,48 @@
+// The subcommands of `pecheck` and what they share.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "properties/property.hpp"
+
+namespace pecheck::cli {
+
+/// Bad usage or bad input: one line on stderr, exit status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct VerifyOptions {
+  std::string backend = "all";
+  std::string property = "*";
+  std::string dtype = "all";
+  long long cases = 100;
+  std::optional<std::uint64_t> seed;
+  std::string json;
+  bool quiet = false;
+  std::string argv0 = "build/pecheck";
+};
+
+struct VerifyRun {
+  std::uint64_t seed = 0;
+  int cases = 0;
+  double seconds = 0;
+  std::vector<PropertyResult> results;
+};
+
+/// Runs the selection; throws UsageError for a bad selection. Returns the process exit status.
+int verify(const VerifyOptions& o);
+int list(bool json);
+
+/// Report rendering (report.cpp).
+void print_table(const VerifyRun& run);
+void print_failures(const VerifyRun& run, const VerifyOptions& o);
+std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o);
+/// Writes the JSON report atomically (a temporary file renamed into place).
+void write_json(const VerifyRun& run, const VerifyOptions& o);
+
+}  // namespace pecheck::cli

@@ -1,0 +1,88 @@
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+
+namespace pecheck::cli {
+
+namespace {
+
+std::string number(double x) {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  if (std::isnan(x)) return "nan";
+  return fmt::format("{:.4g}", x);
+}
+
+bool at_least(const PropertyResult& r) {
+  for (const Property& p : property_registry())
+    if (p.id == r.property) return p.direction == Direction::at_least;
+  return false;
+}
+
+}  // namespace
+
+void print_table(const VerifyRun& run) {
+  std::cout << fmt::format("{:<36} {:<17} {:<5} {:>6} {:>12} {:>12}  {}\n", "property", "encoder", "dtype", "cases",
+                           "max err (u)", "bound (u)", "verdict");
+  for (const auto& r : run.results) {
+    const bool skip = r.verdict == Verdict::skip;
+    const std::string bound = skip ? "-" : (at_least(r) ? "> " : "") + number(r.bound_u);
+    std::cout << fmt::format("{:<36} {:<17} {:<5} {:>6} {:>12} {:>12}  {}{}\n", r.property, r.encoder,
+                             dtype_name(r.dtype), skip ? "-" : std::to_string(r.cases),
+                             skip ? "-" : number(r.max_error_u), bound, verdict_name(r.verdict),
+                             skip ? " (" + r.message + ")" : "");
+  }
+}
+
+std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {
+  return fmt::format("{} verify --backend {} --property {} --dtype {} --seed {} --cases {}", o.argv0, r.encoder,
+                     r.property, dtype_name(r.dtype), run.seed, run.cases);
+}
+
+void print_failures(const VerifyRun& run, const VerifyOptions& o) {
+  for (const auto& r : run.results) {
+    if (r.verdict != Verdict::fail && r.verdict != Verdict::crash) continue;
+    std::cout << fmt::format("\nFAIL {} / {} / {} after {} cases\n", r.property, r.encoder, dtype_name(r.dtype), r.cases);
+    if (!r.counterexample.empty()) std::cout << "  counterexample (shrunk): " << r.counterexample << "\n";
+    std::cout << "  " << r.message << "\n";
+    std::cout << "  replay: " << replay_command(r, run, o) << "\n";
+  }
+}
+
+void write_json(const VerifyRun& run, const VerifyOptions& o) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : run.results) {
+    nlohmann::json j = {{"property", r.property},
+                        {"encoder", r.encoder},
+                        {"dtype", dtype_name(r.dtype)},
+                        {"cases", r.cases},
+                        {"max_error_u", r.max_error_u},
+                        {"bound_u", r.bound_u},
+                        {"verdict", verdict_name(r.verdict)},
+                        {"direction", at_least(r) ? "at_least" : "at_most"},
+                        {"property_seed", r.seed}};
+    if (r.verdict == Verdict::skip) j["max_error_u"] = nullptr, j["bound_u"] = nullptr;
+    if (!r.message.empty()) j["message"] = r.message;
+    if (!r.counterexample.empty()) j["counterexample"] = r.counterexample;
+    if (r.verdict == Verdict::fail || r.verdict == Verdict::crash) j["replay"] = replay_command(r, run, o);
+    nlohmann::json dist = nlohmann::json::object();
+    for (const auto& [tag, count] : r.distribution) dist[tag] = count;
+    if (!dist.empty()) j["distribution"] = dist;
+    results.push_back(j);
+  }
+  const nlohmann::json doc = {{"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results}};
+  const std::string tmp = o.json + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << doc.dump(2) << "\n";
+    if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
+  }
+  if (std::rename(tmp.c_str(), o.json.c_str()) != 0) throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
+}
+
+}  // namespace pecheck::cli

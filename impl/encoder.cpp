@@ -1,0 +1,95 @@
+#include "impl/encoder.hpp"
+
+#include <fmt/format.h>
+
+namespace pecheck {
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::sinusoidal_table: return "sinusoidal_table";
+    case Op::learned_add: return "learned_add";
+    case Op::rope_apply: return "rope_apply";
+    case Op::alibi_bias: return "alibi_bias";
+    case Op::shaw_scores: return "shaw_scores";
+    case Op::attention: return "attention";
+  }
+  return "?";
+}
+
+namespace {
+[[noreturn]] void unsupported(const Encoder& e, Op op) {
+  throw Unsupported(fmt::format("{} does not implement {}", e.name(), op_name(op)));
+}
+}  // namespace
+
+void Encoder::sinusoidal_table(const SinusoidalSpec&, DType, std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::sinusoidal_table);
+}
+void Encoder::learned_add(const LearnedSpec&, DType, std::span<const float>, std::span<const std::int64_t>,
+                          std::span<float>) {
+  unsupported(*this, Op::learned_add);
+}
+void Encoder::rope_apply(const RopeSpec&, DType, int, std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::rope_apply);
+}
+void Encoder::alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::alibi_bias);
+}
+void Encoder::shaw_scores(const ShawSpec&, DType, std::span<const float>, std::span<const float>,
+                          std::span<const float>, std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::shaw_scores);
+}
+void Encoder::attention(const AttentionSpec&, DType, std::span<const std::int64_t>, std::span<const float>,
+                        std::span<const float>, std::span<const float>, std::span<const float>,
+                        std::span<float>) {
+  unsupported(*this, Op::attention);
+}
+
+void require_size(std::string_view tensor, std::size_t got, std::size_t expected) {
+  if (got != expected)
+    throw std::invalid_argument(fmt::format("{} has {} elements, expected {}", tensor, got, expected));
+}
+
+namespace shapes {
+void sinusoidal(const SinusoidalSpec& s, std::size_t n, std::size_t out) {
+  s.validate();
+  require_size("sinusoidal output", out, n * static_cast<std::size_t>(s.d_model));
+}
+void learned(const LearnedSpec& s, std::size_t table, std::size_t n, std::size_t x) {
+  s.validate();
+  const std::size_t d = static_cast<std::size_t>(s.d_model);
+  require_size("learned table", table, static_cast<std::size_t>(s.max_len) * d);
+  require_size("learned input", x, n * d);
+}
+void rope(const RopeSpec& s, int heads, std::size_t n, std::size_t x) {
+  s.validate();
+  if (heads <= 0) throw std::invalid_argument(fmt::format("RoPE needs heads > 0, got {}", heads));
+  require_size("RoPE input", x, n * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
+}
+void alibi(const AlibiSpec& s, std::size_t n, std::size_t out) {
+  s.validate();
+  require_size("ALiBi output", out, static_cast<std::size_t>(s.heads) * n * n);
+}
+void shaw(const ShawSpec& s, std::size_t q, std::size_t k, std::size_t table, std::size_t n, std::size_t out) {
+  s.validate();
+  const std::size_t d = static_cast<std::size_t>(s.head_dim);
+  require_size("Shaw q", q, n * d);
+  require_size("Shaw k", k, n * d);
+  require_size("Shaw table", table, static_cast<std::size_t>(s.table_rows()) * d);
+  require_size("Shaw output", out, n * n);
+}
+void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v,
+               std::size_t table, std::size_t out) {
+  s.validate();
+  const std::size_t w = n * static_cast<std::size_t>(s.width());
+  require_size("attention q", q, w);
+  require_size("attention k", k, w);
+  require_size("attention v", v, w);
+  require_size("attention output", out, w);
+  if (s.pe == AttentionPE::shaw)
+    require_size("attention Shaw table", table,
+                 static_cast<std::size_t>(s.shaw().table_rows()) * static_cast<std::size_t>(s.head_dim));
+}
+}  // namespace shapes
+
+}  // namespace pecheck

@@ -1,0 +1,83 @@
+// Scalar multi-head attention: fp32 scores, max-subtracted softmax, fp32 accumulation; the
+// position transforms are applied in fp32 (PE added to Q, K, V; RoPE on Q, K).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "impl/alibi_slopes.hpp"
+#include "impl/encoder.hpp"
+#include "impl/scalar/kernels.hpp"
+
+namespace pecheck::scalar {
+
+namespace {
+
+struct Prepared {
+  std::vector<float> q, k, v;
+};
+
+Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> positions,
+                        std::span<const float> q, std::span<const float> k, std::span<const float> v) {
+  Prepared p{{q.begin(), q.end()}, {k.begin(), k.end()}, {v.begin(), v.end()}};
+  if (s.pe == AttentionPE::sinusoidal) {
+    std::vector<float> pe(positions.size() * static_cast<std::size_t>(s.width()));
+    sinusoidal_table(s.sinusoidal(), DType::f32, positions, pe);
+    for (std::size_t i = 0; i < pe.size(); ++i) {
+      p.q[i] += pe[i];
+      p.k[i] += pe[i];
+      p.v[i] += pe[i];
+    }
+  } else if (s.pe == AttentionPE::rope) {
+    rope_apply(s.rope(), DType::f32, s.heads, positions, p.q);
+    rope_apply(s.rope(), DType::f32, s.heads, positions, p.k);
+  }
+  return p;
+}
+
+}  // namespace
+
+void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions,
+               std::span<const float> q, std::span<const float> k, std::span<const float> v,
+               std::span<const float> shaw_table, std::span<float> out) {
+  const std::size_t n = positions.size();
+  shapes::attention(s, n, q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+  const Prepared x = prepare_inputs(s, positions, q, k, v);
+  const std::size_t H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
+  const float scale = static_cast<float>(s.effective_scale());
+  const std::int64_t K = s.shaw_max_distance;
+  std::vector<float> logits(n), acc(d);
+  auto at = [&](std::size_t t, std::size_t h) { return (t * H + h) * d; };
+  for (std::size_t h = 0; h < H; ++h) {
+    const double slope = s.pe == AttentionPE::alibi ? alibi::slope(static_cast<int>(h), s.heads) : 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t keys = s.causal ? i + 1 : n;
+      float m = -std::numeric_limits<float>::infinity();
+      for (std::size_t j = 0; j < keys; ++j) {
+        float dot = 0;
+        for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * x.k[at(j, h) + c];
+        if (s.pe == AttentionPE::shaw) {
+          const auto r = static_cast<std::size_t>(std::clamp(positions[j] - positions[i], -K, K) + K) * d;
+          for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * shaw_table[r + c];
+        }
+        float l = scale * dot;
+        if (s.pe == AttentionPE::alibi) {
+          const double dist = static_cast<double>(positions[i] - positions[j]);
+          l += static_cast<float>(-slope * (s.causal ? dist : std::fabs(dist)));
+        }
+        logits[j] = l;
+        m = std::max(m, l);
+      }
+      float sum = 0;
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (std::size_t j = 0; j < keys; ++j) {
+        const float w = std::exp(logits[j] - m);
+        sum += w;
+        for (std::size_t c = 0; c < d; ++c) acc[c] += w * x.v[at(j, h) + c];
+      }
+      for (std::size_t c = 0; c < d; ++c) out[at(i, h) + c] = round_to(dt, acc[c] / sum);
+    }
+  }
+}
+
+}  // namespace pecheck::scalar

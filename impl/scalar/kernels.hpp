@@ -1,0 +1,27 @@
+// The portable scalar kernels: fp32 arithmetic for the data, accurate double angles, results
+// rounded once to the storage dtype. The baseline every optimized backend is measured against.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "spec/conventions.hpp"
+#include "spec/dtype.hpp"
+
+namespace pecheck::scalar {
+
+void sinusoidal_table(const SinusoidalSpec&, DType, std::span<const std::int64_t> positions,
+                      std::span<float> out);
+void learned_add(const LearnedSpec&, DType, std::span<const float> table,
+                 std::span<const std::int64_t> positions, std::span<float> x);
+void rope_apply(const RopeSpec&, DType, int heads, std::span<const std::int64_t> positions,
+                std::span<float> x);
+void alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t> positions, std::span<float> out);
+void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<const float> k,
+                 std::span<const float> table, std::span<const std::int64_t> positions,
+                 std::span<float> out);
+void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions,
+               std::span<const float> q, std::span<const float> k, std::span<const float> v,
+               std::span<const float> shaw_table, std::span<float> out);
+
+}  // namespace pecheck::scalar

@@ -1,0 +1,66 @@
+// Scalar sinusoidal table, learned add and RoPE.
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "impl/angles.hpp"
+#include "impl/encoder.hpp"
+#include "impl/scalar/kernels.hpp"
+
+namespace pecheck::scalar {
+
+namespace {
+std::size_t to_size(int x) { return static_cast<std::size_t>(x); }
+}  // namespace
+
+void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
+                      std::span<float> out) {
+  shapes::sinusoidal(s, positions.size(), out.size());
+  const auto freqs = angles::frequencies(s.d_model, s.base);
+  const std::size_t d = to_size(s.d_model), half = d / 2;
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    float* row = out.data() + t * d;
+    for (std::size_t i = 0; i < half; ++i) {
+      const auto sc = angles::sincos(positions[t], freqs[i]);
+      const bool inter = s.layout == SinusoidalLayout::interleaved;
+      row[inter ? 2 * i : i] = round_to(dt, sc.s);
+      row[inter ? 2 * i + 1 : half + i] = round_to(dt, sc.c);
+    }
+  }
+}
+
+void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
+                 std::span<const std::int64_t> positions, std::span<float> x) {
+  shapes::learned(s, table.size(), positions.size(), x.size());
+  const std::size_t d = to_size(s.d_model);
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    const std::int64_t p = positions[t];
+    if (p < 0 || p >= s.max_len)
+      throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", p, s.max_len));
+    const float* e = table.data() + static_cast<std::size_t>(p) * d;
+    for (std::size_t c = 0; c < d; ++c) x[t * d + c] = round_to(dt, double{x[t * d + c]} + e[c]);
+  }
+}
+
+void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
+                std::span<float> x) {
+  shapes::rope(s, heads, positions.size(), x.size());
+  const auto freqs = angles::frequencies(s.rotary_dim, s.base);
+  const std::size_t pairs = freqs.size(), hd = to_size(s.head_dim);
+  std::vector<angles::SinCos> cache(pairs);  // per token, shared by all heads
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    for (std::size_t p = 0; p < pairs; ++p) cache[p] = angles::sincos(positions[t], freqs[p]);
+    for (std::size_t h = 0; h < to_size(heads); ++h) {
+      float* head = x.data() + (t * to_size(heads) + h) * hd;
+      for (std::size_t p = 0; p < pairs; ++p) {
+        const std::size_t a = s.layout == RopeLayout::interleaved ? 2 * p : p;
+        const std::size_t b = s.layout == RopeLayout::interleaved ? 2 * p + 1 : p + pairs;
+        const double x1 = head[a], x2 = head[b];
+        head[a] = round_to(dt, x1 * cache[p].c - x2 * cache[p].s);
+        head[b] = round_to(dt, x2 * cache[p].c + x1 * cache[p].s);
+      }
+    }
+  }
+}
+
+}  // namespace pecheck::scalar

@@ -1,0 +1,87 @@
+// Theorem: the ALiBi bias equals -m_h |p_i - p_j| (symmetric) or -m_h (p_i - p_j) with j > i
+// masked to -inf (causal), with the paper's slopes m_h for every head count.
+// Doc: docs/properties/alibi.agrees_with_reference.md
+#include <fmt/ranges.h>
+
+#include "properties/catalogue.hpp"
+#include "properties/generators.hpp"
+#include "properties/measure.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+#include "reference/alibi.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+struct AlibiCase {
+  AlibiSpec spec;
+  std::vector<std::int64_t> positions;
+
+  std::string describe() const { return fmt::format("{} pos=[{}]", spec.describe(), fmt::join(positions, ",")); }
+  std::vector<std::string> tags() const {
+    const bool pow2 = (spec.heads & (spec.heads - 1)) == 0;
+    return {pow2 ? "heads=2^k" : "heads!=2^k", spec.causal ? "causal" : "symmetric"};
+  }
+};
+
+rc::Gen<AlibiCase> cases(DType) {
+  return rc::gen::apply(
+      [](int heads, bool causal, int n, std::int64_t start, int stride) {
+        std::vector<std::int64_t> pos(static_cast<std::size_t>(n));
+        for (int i = 0; i < n; ++i) pos[static_cast<std::size_t>(i)] = start + std::int64_t{i} * stride;
+        return AlibiCase{{heads, causal}, pos};
+      },
+      rc::gen::weightedOneOf<int>({{1, rc::gen::element(1, 2, 4, 8, 16, 32, 64)}, {2, rc::gen::inRange(1, 65)}}),
+      rc::gen::arbitrary<bool>(), rc::gen::inRange(1, 10),
+      gen::position_below(tol::kMaxPosition - 9 * 1000), rc::gen::element(1, 7, 1000));
+}
+
+Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
+  const std::size_t n = c.positions.size(), H = static_cast<std::size_t>(c.spec.heads);
+  Outcome o{.bound_u = tol::alibi_bias(dt)};
+  auto out = poisoned(H * n * n);
+  enc.alibi_bias(c.spec, dt, c.positions, out);
+  const auto slopes = ref::alibi_slopes<Real>(c.spec.heads);
+  WorstOf worst;
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const float b = out[(h * n + i) * n + j];
+        const auto exact = ref::alibi_bias<Real>(c.spec, slopes[h], i, j, c.positions[i], c.positions[j]);
+        // Special values first: masked entries are exactly -inf, the others finite dtype values.
+        if (!exact) {
+          if (!(std::isinf(b) && b < 0)) {
+            o.failure = fmt::format("head {} ({}, {}) is causally masked but holds {}", h, i, j, b);
+            return o;
+          }
+          continue;
+        }
+        if (!std::isfinite(b) || !representable(dt, b)) {
+          o.failure = fmt::format("head {} ({}, {}) = {} is not a finite {} value", h, i, j, b, dtype_name(dt));
+          return o;
+        }
+        const double e = ref::to_double(*exact);
+        const double err = std::fabs(ref::to_double(Real(b) - *exact)) / (unit_roundoff(dt) * std::max(std::fabs(e), min_normal(dt)));
+        worst.offer(err, [&] { return fmt::format("head {} ({}, {}) (got {}, exact {:.9g}, slope {:.9g})", h, i, j, b, e, ref::to_double(slopes[h])); });
+      }
+  o.error_u = worst.value;
+  o.where = worst.where;
+  return o;
+}
+
+}  // namespace
+
+Property alibi_agrees_with_reference() {
+  Property p{.id = "alibi.agrees_with_reference",
+             .statement = "The ALiBi bias is -m_h |p_i - p_j| (or causal, future masked) with the paper's slopes for any head count.",
+             .doc = "docs/properties/alibi.agrees_with_reference.md",
+             .source = "properties/alibi_agrees_with_reference.cpp",
+             .family = Family::alibi,
+             .op = Op::alibi_bias,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<AlibiCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

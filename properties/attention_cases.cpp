@@ -1,0 +1,135 @@
+#include "properties/attention_cases.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "reference/alibi.hpp"
+#include "reference/attention.hpp"
+
+namespace pecheck::props {
+
+AttentionData attention_data(const AttentionCase& c, DType dt) {
+  return {gen::values(c.data, 1, c.size(), dt), gen::values(c.data, 2, c.size(), dt),
+          gen::values(c.data, 3, c.size(), dt), gen::values(c.data, 4, c.table_size(), dt)};
+}
+
+rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool allow_causal, int min_n) {
+  return rc::gen::mapcat(rc::gen::elementOf(pes), [allow_causal, min_n](AttentionPE pe) {
+    // RoPE and the sinusoid need even widths; the others take any head_dim.
+    const bool even = pe == AttentionPE::rope || pe == AttentionPE::sinusoidal;
+    return rc::gen::apply(
+        [pe, allow_causal](int heads, int d, bool causal, std::vector<std::int64_t> pos_n, double base,
+                           RopeLayout layout, int K, std::uint32_t data, std::uint32_t perm) {
+          AttentionSpec s;
+          s.heads = heads;
+          s.head_dim = d;
+          s.causal = allow_causal && causal;
+          s.pe = pe;
+          s.pe_base = base;
+          s.rope_layout = layout;
+          s.shaw_max_distance = K;
+          std::vector<std::int64_t> positions(static_cast<std::size_t>(pos_n[1]));
+          for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = pos_n[0] + static_cast<std::int64_t>(i);
+          return AttentionCase{s, positions, data, perm};
+        },
+        rc::gen::inRange(1, 4),
+        even ? gen::even_dim(32) : rc::gen::inRange(1, 33), rc::gen::arbitrary<bool>(),
+        rc::gen::mapcat(rc::gen::inRange(min_n, 11), [](int n) {
+          return rc::gen::map(gen::position_below(tol::kMaxPosition - n),
+                              [n](std::int64_t start) { return std::vector<std::int64_t>{start, n}; });
+        }),
+        gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5), gen::data_seed(), gen::data_seed());
+  });
+}
+
+std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
+                                     const std::vector<std::int64_t>& positions, std::string& failure) {
+  auto out = poisoned(c.size());
+  enc.attention(c.spec, dt, positions, x.q, x.k, x.v, x.table, out);
+  if (failure.empty()) failure = classify_outputs(dt, out, "o");
+  return out;
+}
+
+namespace {
+double head_norm(const std::vector<double>& x, std::size_t t, std::size_t h, const AttentionSpec& s) {
+  const std::size_t d = static_cast<std::size_t>(s.head_dim);
+  double acc = 0;
+  for (std::size_t c = 0; c < d; ++c) {
+    const double v = x[(t * static_cast<std::size_t>(s.heads) + h) * d + c];
+    acc += v * v;
+  }
+  return std::sqrt(acc);
+}
+}  // namespace
+
+AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x) {
+  const AttentionSpec& s = c.spec;
+  const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
+  ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
+  const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
+  const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
+  tol::AttentionCase b{.dtype = dt, .n = static_cast<int>(n), .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
+                       .head_dim = s.head_dim, .scale = s.effective_scale()};
+  const auto slopes = ref::alibi_slopes<double>(s.heads);
+  for (std::size_t h = 0; h < H; ++h)
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < (s.causal ? i + 1 : n); ++j) {
+        const double qn = head_norm(t.q, i, h, s), kn = head_norm(t.k, j, h, s);
+        double w = qn * kn;
+        if (s.pe == AttentionPE::shaw) {
+          const std::size_t r = ref::shaw_row(s.shaw(), c.positions[i], c.positions[j]) * d;
+          double rn = 0;
+          for (std::size_t k = 0; k < d; ++k) rn += double{x.table[r + k]} * x.table[r + k];
+          w += qn * std::sqrt(rn);
+        }
+        b.max_weighted = std::max(b.max_weighted, w);
+        // Transform errors in u32: RoPE within E u_s |x| (normwise); the sinusoid within
+        // u_s |x'| (the add, rounded to storage) + E u_s sqrt(d) (the PE itself).
+        double dq = 0, dk = 0;
+        if (s.pe == AttentionPE::rope) dq = E * rho * qn, dk = E * rho * kn;
+        if (s.pe == AttentionPE::sinusoidal)
+          dq = rho * (qn + E * std::sqrt(double(d))), dk = rho * (kn + E * std::sqrt(double(d)));
+        b.max_transform = std::max(b.max_transform, dq * kn + qn * dk + dq * dk * 0x1p-24);
+        if (s.pe == AttentionPE::alibi)
+          b.max_bias = std::max(b.max_bias, std::fabs(*ref::alibi_bias<double>(s.alibi(), slopes[h], i, j, c.positions[i], c.positions[j])));
+      }
+  double max_v = 0;
+  for (double v : t.v) max_v = std::max(max_v, std::fabs(v));
+  b.max_v = std::max(max_v, min_normal(dt));
+  if (s.pe == AttentionPE::sinusoidal) b.v_transform = rho * (max_v + E);
+  return {tol::attention_output(b), b.max_v};
+}
+
+std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed) {
+  std::vector<std::size_t> p(n);
+  for (std::size_t i = 0; i < n; ++i) p[i] = i;
+  std::uint64_t state = seed;
+  for (std::size_t i = n; i > 1; --i) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    std::swap(p[i - 1], p[z % i]);
+  }
+  return p;
+}
+
+std::vector<float> permute_rows(const std::vector<float>& x, const std::vector<std::size_t>& perm, std::size_t width) {
+  std::vector<float> y(x.size());
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(perm[i] * width), width, y.begin() + static_cast<std::ptrdiff_t>(i * width));
+  return y;
+}
+
+double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, DType dt, double scale, std::string* where) {
+  double worst = 0;
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = std::fabs(double{a[i]} - b[i]);
+    if (d > worst || std::isnan(d)) worst = d, at = i;
+  }
+  if (where) *where = fmt::format("element {} ({} vs {})", at, a.empty() ? 0.f : a[at], b.empty() ? 0.f : b[at]);
+  return worst / (unit_roundoff(dt) * scale);
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,68 @@
+// Cases, the call into the encoder and the per-case bound shared by the attention theorems.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "impl/encoder.hpp"
+#include "properties/generators.hpp"
+#include "properties/measure.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+struct AttentionCase {
+  AttentionSpec spec;
+  std::vector<std::int64_t> positions;
+  std::uint32_t data = 0;
+  std::uint32_t perm = 0;  ///< seed of a permutation, for the theorems that permute tokens
+
+  std::size_t n() const { return positions.size(); }
+  std::size_t size() const { return n() * static_cast<std::size_t>(spec.width()); }
+  std::size_t table_size() const {
+    return spec.pe == AttentionPE::shaw ? static_cast<std::size_t>(spec.shaw().table_rows() * spec.head_dim) : 0;
+  }
+  std::string describe() const {
+    return fmt::format("{} base={} pos=[{}] data={} perm={}", spec.describe(), short_number(spec.pe_base),
+                       fmt::join(positions, ","), data, perm);
+  }
+  std::vector<std::string> tags() const {
+    return {std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full", gen::position_class(positions.front())};
+  }
+};
+
+/// The raw inputs of a case, in the storage dtype.
+struct AttentionData {
+  std::vector<float> q, k, v, table;
+};
+AttentionData attention_data(const AttentionCase& c, DType dt);
+
+/// Generator: pe drawn from `pes`, causal if allowed, n in [min_n, 10], positions consecutive from
+/// an offset that may be huge.
+rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool allow_causal, int min_n);
+
+/// The encoder's output for (a possibly permuted copy of) the case's data; failure on unclean output.
+std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
+                                     const std::vector<std::int64_t>& positions, std::string& failure);
+
+/// The derived bound of docs/error-model.md for this case, and the metric's scale max|V'|.
+struct AttentionBound {
+  double bound_u = 0;
+  double max_v = 1;
+};
+AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x);
+
+/// A permutation of 0..n-1 from a seed (Fisher-Yates on splitmix64: the same on every platform).
+std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed);
+
+/// Token rows of x (n, width) reordered: row i of the result is row perm[i] of x.
+std::vector<float> permute_rows(const std::vector<float>& x, const std::vector<std::size_t>& perm, std::size_t width);
+
+/// max |a - b| over all entries, divided by u * scale.
+double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, DType dt, double scale, std::string* where);
+
+}  // namespace pecheck::props

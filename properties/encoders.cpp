@@ -1,0 +1,17 @@
+#include "properties/encoders.hpp"
+
+#include "properties/reference_encoder.hpp"
+
+namespace pecheck {
+
+const std::vector<Backend>& encoders_under_test() {
+  static const std::vector<Backend> all = [] {
+    std::vector<Backend> v = backend_table();
+    v.push_back({"reference-double", "reference/ instantiated with Real = double",
+                 [] { return Availability{true, ""}; }, [] { return make_reference_double_encoder(); }});
+    return v;
+  }();
+  return all;
+}
+
+}  // namespace pecheck

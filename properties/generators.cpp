@@ -1,0 +1,103 @@
+#include "properties/generators.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "properties/tolerance.hpp"
+
+namespace pecheck::gen {
+
+rc::Gen<std::int64_t> position() {
+  using P = std::int64_t;
+  return rc::gen::weightedOneOf<P>({
+      {1, rc::gen::just<P>(0)},
+      {3, rc::gen::inRange<P>(0, 64)},
+      {3, rc::gen::inRange<P>(0, 8192)},
+      {4, rc::gen::inRange<P>(P{1} << 20, tol::kMaxPosition + 1)},
+      {1, rc::gen::just<P>(P{tol::kMaxPosition})},
+  });
+}
+
+rc::Gen<std::int64_t> position_below(std::int64_t limit) {
+  return rc::gen::map(position(), [limit](std::int64_t p) { return std::min(p, std::max<std::int64_t>(limit, 0)); });
+}
+
+rc::Gen<double> base() {
+  return rc::gen::weightedOneOf<double>({
+      {4, rc::gen::element(1e4, 5e5, 1e6)},
+      {1, rc::gen::map(rc::gen::inRange(0, 1000), [](int k) { return std::round(2.0 * std::pow(5e6, k / 999.0)); })},
+  });
+}
+
+rc::Gen<int> even_dim(int max) {
+  std::vector<int> typical;
+  for (int d : {64, 128, 256})
+    if (d <= max) typical.push_back(d);
+  if (typical.empty()) typical.push_back(max - max % 2);
+  return rc::gen::weightedOneOf<int>({
+      {2, rc::gen::element(2, 4, 6)},
+      {2, rc::gen::elementOf(typical)},
+      {2, rc::gen::map(rc::gen::inRange(0, std::max(1, (max - 2) / 4 + 1)),
+                       [max](int k) { return std::min(2 * (2 * k + 1), max - max % 2); })},
+      {2, rc::gen::map(rc::gen::inRange(1, max / 2 + 1), [](int k) { return 2 * k; })},
+  });
+}
+
+rc::Gen<SinusoidalLayout> sinusoidal_layout() {
+  return rc::gen::element(SinusoidalLayout::interleaved, SinusoidalLayout::concatenated);
+}
+
+rc::Gen<RopeLayout> rope_layout() { return rc::gen::element(RopeLayout::interleaved, RopeLayout::half_split); }
+
+rc::Gen<RopeSpec> rope_spec(int max_dim) {
+  return rc::gen::mapcat(even_dim(max_dim), [](int head_dim) {
+    return rc::gen::apply(
+        [head_dim](int rot_choice, int any_rot, double base, RopeLayout layout) {
+          int rot = head_dim;
+          if (rot_choice == 1 && head_dim % 4 == 0) rot = head_dim / 2;
+          if (rot_choice == 2) rot = 2 * any_rot;
+          return RopeSpec{head_dim, rot, base, layout};
+        },
+        rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)}, {1, rc::gen::just(1)}, {1, rc::gen::just(2)}}),
+        rc::gen::inRange(1, head_dim / 2 + 1), base(), rope_layout());
+  });
+}
+
+rc::Gen<std::uint32_t> data_seed() { return rc::gen::arbitrary<std::uint32_t>(); }
+
+std::vector<float> values(std::uint32_t seed, std::uint32_t salt, std::size_t n, DType dt, double scale) {
+  std::uint64_t state = (std::uint64_t{seed} << 32) ^ (std::uint64_t{salt} * 0x9e3779b97f4a7c15ull);
+  auto next = [&state] {  // splitmix64
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  std::vector<float> v(n);
+  bool nonzero = false;
+  for (float& x : v) {
+    const double unit = static_cast<double>(next() >> 11) * 0x1p-53;  // [0, 1)
+    x = round_to(dt, (2 * unit - 1) * scale);
+    nonzero |= x != 0;
+  }
+  if (!nonzero && n > 0) v[0] = round_to(dt, scale);
+  return v;
+}
+
+std::string position_class(std::int64_t pos) {
+  if (pos == 0) return "pos=0";
+  if (pos < 64) return "pos<64";
+  if (pos < 8192) return "pos<8192";
+  if (pos == tol::kMaxPosition) return "pos=2^24-1";
+  if (pos >= (std::int64_t{1} << 20)) return "pos>=2^20";
+  return "pos<2^20";
+}
+
+std::string dim_class(int d) {
+  if (d <= 6) return "d<=6";
+  if (d % 16 == 0) return "d%16==0";
+  if (d % 8 == 0) return "d%8==0";
+  return "d%8!=0";
+}
+
+}  // namespace pecheck::gen

@@ -1,0 +1,42 @@
+// Our own RapidCheck generators, aimed at the edges on purpose: position 0 and positions up to
+// 2^24 - 1, tiny and odd sizes, head dims that are not multiples of 8 or 16, the bases real
+// models use. Tensor contents come from a 32-bit data seed, so a counterexample shrinks its
+// meaningful parts (sizes, positions, base) and still names its data exactly.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "spec/conventions.hpp"
+#include "spec/dtype.hpp"
+
+namespace pecheck::gen {
+
+/// 0, small (< 64), medium (< 8192), huge ([2^20, 2^24)) or exactly 2^24 - 1.
+rc::Gen<std::int64_t> position();
+/// A position p with p + headroom still below 2^24.
+rc::Gen<std::int64_t> position_below(std::int64_t limit);
+/// 1e4, 5e5, 1e6 mostly; sometimes any base in [2, 1e7].
+rc::Gen<double> base();
+/// An even dimension in [2, max]: tiny (2..6), typical (64, 128, 256), or 2 x odd (not a
+/// multiple of 4, so never of 8 or 16), or any even value.
+rc::Gen<int> even_dim(int max);
+rc::Gen<SinusoidalLayout> sinusoidal_layout();
+rc::Gen<RopeLayout> rope_layout();
+/// A RoPE spec: head_dim even <= max_dim, rotary_dim = head_dim, half of it, or any even value.
+rc::Gen<RopeSpec> rope_spec(int max_dim);
+rc::Gen<std::uint32_t> data_seed();
+
+/// n values in [-scale, scale], rounded to the dtype, from a data seed (salt separates tensors
+/// of one case). Never all zero.
+std::vector<float> values(std::uint32_t seed, std::uint32_t salt, std::size_t n, DType dt, double scale = 1.0);
+
+/// Tags for RC_TAG: which edge region a position falls in.
+std::string position_class(std::int64_t pos);
+/// "d%8!=0" style tag for a dimension.
+std::string dim_class(int d);
+
+}  // namespace pecheck::gen

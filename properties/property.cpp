@@ -1,0 +1,39 @@
+#include "properties/property.hpp"
+
+namespace pecheck {
+
+std::string_view family_name(Family f) {
+  switch (f) {
+    case Family::sinusoidal: return "sinusoidal";
+    case Family::learned: return "learned";
+    case Family::relative: return "relative";
+    case Family::rope: return "rope";
+    case Family::alibi: return "alibi";
+    case Family::attention: return "attention";
+  }
+  return "?";
+}
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "pass";
+    case Verdict::fail: return "fail";
+    case Verdict::skip: return "skip";
+    case Verdict::crash: return "crash";
+  }
+  return "?";
+}
+
+std::uint64_t derive_seed(std::uint64_t run_seed, const std::string& property_id, DType dtype) {
+  std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the id and dtype
+  for (char c : property_id + "/" + std::string(dtype_name(dtype))) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  std::uint64_t z = run_seed ^ h;  // splitmix64 finaliser: nearby run seeds give unrelated seeds
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace pecheck

@@ -1,0 +1,72 @@
+// A property: a theorem with a stable dotted id, checked against an encoder under test by
+// drawing cases, measuring a discrepancy in units u of the storage dtype, and comparing it with
+// a derived bound. The registry lists them all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "impl/encoder.hpp"
+#include "spec/dtype.hpp"
+
+namespace pecheck {
+
+enum class Family { sinusoidal, learned, relative, rope, alibi, attention };
+std::string_view family_name(Family f);
+
+/// Whether the measured value must stay below the bound (a discrepancy) or exceed it (a
+/// separation, e.g. attention.order_sensitivity must find a permutation that changes the output).
+enum class Direction { at_most, at_least };
+
+/// What one case measured.
+struct Outcome {
+  double error_u = 0;   ///< the measured discrepancy (or separation), in u
+  double bound_u = 0;   ///< the derived bound for this case, in u
+  std::string failure;  ///< non-empty: a structural failure (NaN parity, a masked entry, ...)
+  std::string where;    ///< where the worst discrepancy sits (index, position, dimension)
+};
+
+enum class Verdict { pass, fail, skip, crash };
+std::string_view verdict_name(Verdict v);
+
+struct RunParams {
+  std::uint64_t seed = 0;  ///< the run's seed; each property x dtype derives its own from it
+  int cases = 100;
+};
+
+struct PropertyResult {
+  std::string property, encoder;
+  DType dtype = DType::f32;
+  Verdict verdict = Verdict::pass;
+  int cases = 0;            ///< cases that ran (successes, plus the failing one)
+  double max_error_u = 0;   ///< worst measured value (the minimum for at_least properties)
+  double bound_u = 0;       ///< the bound of the case that came closest to it
+  std::uint64_t seed = 0;   ///< the derived seed that replays exactly this result
+  std::string message;      ///< why it failed, was skipped or crashed
+  std::string counterexample;  ///< the shrunk case, rendered as one string
+  std::vector<std::pair<std::string, int>> distribution;  ///< RC_TAG classes of the cases
+};
+
+struct Property {
+  std::string id;         ///< stable dotted id, e.g. "rope.relative"
+  std::string statement;  ///< the theorem in one sentence
+  std::string doc;        ///< its page, relative to the repository root
+  std::string source;     ///< the file that checks it
+  Family family;
+  Op op;                  ///< the operation an encoder must offer for it to apply
+  std::vector<DType> dtypes;
+  Direction direction = Direction::at_most;
+  std::function<PropertyResult(Encoder&, DType, const RunParams&)> run;
+};
+
+/// Every registered property, in catalogue order.
+const std::vector<Property>& property_registry();
+
+/// Seed of one property x dtype within a run: the same for every encoder, so all encoders see
+/// the same cases, and independent of which other properties were selected.
+std::uint64_t derive_seed(std::uint64_t run_seed, const std::string& property_id, DType dtype);
+
+}  // namespace pecheck

@@ -1,0 +1,84 @@
+// Cases and measurements shared by the RoPE theorems.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "impl/encoder.hpp"
+#include "properties/generators.hpp"
+#include "properties/measure.hpp"
+#include "reference/rope.hpp"
+
+namespace pecheck::props {
+
+/// A RoPE spec, a number of heads, per-token positions and the data seed of x.
+struct RopeCase {
+  RopeSpec spec;
+  int heads = 1;
+  std::vector<std::int64_t> positions;
+  std::uint32_t data = 0;
+
+  std::size_t size() const {
+    return positions.size() * static_cast<std::size_t>(heads) * static_cast<std::size_t>(spec.head_dim);
+  }
+  std::string describe() const {
+    return fmt::format("{} heads={} pos=[{}] data={}", spec.describe(), heads, fmt::join(positions, ","), data);
+  }
+  std::vector<std::string> tags() const {
+    std::vector<std::string> t{gen::dim_class(spec.head_dim),
+                               spec.rotary_dim < spec.head_dim ? "partial" : "full",
+                               std::string(layout_name(spec.layout))};
+    for (auto p : positions) t.push_back(gen::position_class(p));
+    return t;
+  }
+};
+
+inline rc::Gen<RopeCase> rope_case_gen(rc::Gen<std::vector<std::int64_t>> positions) {
+  return rc::gen::apply(
+      [](RopeSpec s, int heads, std::vector<std::int64_t> p, std::uint32_t data) { return RopeCase{s, heads, p, data}; },
+      gen::rope_spec(256), rc::gen::inRange(1, 4), positions, gen::data_seed());
+}
+
+/// x rotated by the encoder to `positions` (one per token); failure set on unclean outputs.
+inline std::vector<float> encoder_rope(Encoder& enc, DType dt, const RopeCase& c, std::vector<float> x,
+                                       const std::vector<std::int64_t>& positions, std::string& failure) {
+  enc.rope_apply(c.spec, dt, c.heads, positions, x);
+  if (failure.empty()) failure = classify_outputs(dt, x, "y");
+  return x;
+}
+
+/// max over pairs (and pass-through dims) of |a_p - b_p| / (u max(|x_p|, min_normal)).
+inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<float>& x,
+                                const std::vector<double>& a, const std::vector<double>& b) {
+  const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
+  const std::size_t rot = static_cast<std::size_t>(c.spec.rotary_dim);
+  const double u = unit_roundoff(dt);
+  WorstOf worst;
+  for (std::size_t base = 0; base < x.size(); base += hd) {
+    const std::size_t token = base / hd / static_cast<std::size_t>(c.heads);
+    const std::size_t head = base / hd % static_cast<std::size_t>(c.heads);
+    for (int p = 0; p < c.spec.rotary_dim / 2; ++p) {
+      const auto [i, j] = ref::rope_pair(c.spec, p);
+      const std::size_t ia = base + static_cast<std::size_t>(i), ib = base + static_cast<std::size_t>(j);
+      const double scale = std::max(pair_norm(x[ia], x[ib]), min_normal(dt));
+      const double err = pair_norm(a[ia] - b[ia], a[ib] - b[ib]) / (u * scale);
+      worst.offer(err, [&] {
+        return fmt::format("token {} head {} pair {} (dims {},{}) pos={}: ({:.9g}, {:.9g}) vs ({:.9g}, {:.9g})", token,
+                           head, p, i, j, c.positions[token], a[ia], a[ib], b[ia], b[ib]);
+      });
+    }
+    for (std::size_t k = rot; k < hd; ++k) {
+      const double err = std::fabs(a[base + k] - b[base + k]) / (u * std::max(double{std::fabs(x[base + k])}, min_normal(dt)));
+      worst.offer(err, [&] { return fmt::format("token {} head {} pass-through dim {}", token, head, k); });
+    }
+  }
+  return worst;
+}
+
+inline std::vector<double> as_double(const std::vector<float>& x) { return {x.begin(), x.end()}; }
+
+}  // namespace pecheck::props

@@ -1,0 +1,52 @@
+// Theorem: rotations compose additively, R_b(R_a x) = R_{a+b} x, for every layout, base and
+// rotary_dim.
+// Doc: docs/properties/rope.composition.md
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// positions = {a, b, a + b}, all below 2^24; every token of x gets the same position.
+rc::Gen<RopeCase> cases(DType) {
+  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(2, gen::position())), [](RopeCase c) {
+    c.positions[1] = std::min(c.positions[1], tol::kMaxPosition - c.positions[0]);
+    c.positions.push_back(c.positions[0] + c.positions[1]);
+    return c;
+  });
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::rope_composition(dt)};
+  // One token of `heads` heads, rotated three ways.
+  RopeCase one = c;
+  one.positions = {c.positions[0]};
+  const auto x = gen::values(c.data, 1, one.size(), dt);
+  const auto ya = encoder_rope(enc, dt, one, x, {c.positions[0]}, o.failure);
+  const auto yab = encoder_rope(enc, dt, one, ya, {c.positions[1]}, o.failure);
+  const auto direct = encoder_rope(enc, dt, one, x, {c.positions[2]}, o.failure);
+  if (!o.failure.empty()) return o;
+  const WorstOf worst = worst_pair_error(one, dt, x, as_double(yab), as_double(direct));
+  o.error_u = worst.value;
+  o.where = worst.where + fmt::format(" [R_{} R_{} x vs R_{} x]", c.positions[1], c.positions[0], c.positions[2]);
+  return o;
+}
+
+}  // namespace
+
+Property rope_composition() {
+  Property p{.id = "rope.composition",
+             .statement = "R_b(R_a x) = R_(a+b) x: rotating by a then by b is rotating by a + b.",
+             .doc = "docs/properties/rope.composition.md",
+             .source = "properties/rope_composition.cpp",
+             .family = Family::rope,
+             .op = Op::rope_apply,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

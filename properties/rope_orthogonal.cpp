@@ -1,0 +1,70 @@
+// Theorem: R_m is orthogonal: |R_m x| = |x| pair by pair, R_0 = I exactly, and the dims past
+// rotary_dim pass through bit-identical.
+// Doc: docs/properties/rope.orthogonal.md
+#include <bit>
+
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// Token 0 at position 0 (R_0 = I); the other tokens anywhere.
+rc::Gen<RopeCase> cases(DType) {
+  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position())), [](RopeCase c) {
+    c.positions[0] = 0;
+    return c;
+  });
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::rope_pair(dt)};
+  const auto x = gen::values(c.data, 1, c.size(), dt);
+  const auto y = encoder_rope(enc, dt, c, x, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
+  const std::size_t per_token = hd * static_cast<std::size_t>(c.heads);
+  WorstOf worst;
+  for (std::size_t base = 0; base < x.size(); base += hd) {
+    const std::size_t token = base / per_token;
+    for (std::size_t k = 0; k < hd; ++k) {
+      const bool pass_through = k >= static_cast<std::size_t>(c.spec.rotary_dim);
+      // (2) R_0 = I and (3) pass-through dims: bit-identical, no rounding allowed.
+      if ((token == 0 || pass_through) && std::bit_cast<std::uint32_t>(y[base + k]) != std::bit_cast<std::uint32_t>(x[base + k])) {
+        o.failure = fmt::format("{} dim {} of token {} changed: {} -> {}",
+                                token == 0 ? "(2) R_0 != I:" : "(3) pass-through", k, token, x[base + k], y[base + k]);
+        return o;
+      }
+    }
+    // (1) each pair keeps its norm.
+    for (int p = 0; p < c.spec.rotary_dim / 2; ++p) {
+      const auto [i, j] = ref::rope_pair(c.spec, p);
+      const double nx = pair_norm(x[base + static_cast<std::size_t>(i)], x[base + static_cast<std::size_t>(j)]);
+      const double ny = pair_norm(y[base + static_cast<std::size_t>(i)], y[base + static_cast<std::size_t>(j)]);
+      const double err = std::fabs(ny - nx) / (unit_roundoff(dt) * std::max(nx, min_normal(dt)));
+      worst.offer(err, [&] { return fmt::format("(1) token {} pair {} pos={}: |x_p| = {:.9g}, |y_p| = {:.9g}", token, p, c.positions[token], nx, ny); });
+    }
+  }
+  o.error_u = worst.value;
+  o.where = worst.where;
+  return o;
+}
+
+}  // namespace
+
+Property rope_orthogonal() {
+  Property p{.id = "rope.orthogonal",
+             .statement = "|R_m x| = |x| pair by pair, R_0 = I exactly, pass-through dims of partial rotary are bit-identical.",
+             .doc = "docs/properties/rope.orthogonal.md",
+             .source = "properties/rope_orthogonal.cpp",
+             .family = Family::rope,
+             .op = Op::rope_apply,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

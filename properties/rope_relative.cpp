@@ -1,0 +1,58 @@
+// Theorem: <R_m q, R_n k> depends only on m - n: shifting both positions by t leaves the score
+// unchanged, for every layout, base and rotary_dim.
+// Doc: docs/properties/rope.relative.md
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// positions = {m, n, t}, with m + t and n + t below 2^24; one head.
+rc::Gen<RopeCase> cases(DType) {
+  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position())), [](RopeCase c) {
+    c.heads = 1;
+    c.positions[2] = std::min(c.positions[2], tol::kMaxPosition - std::max(c.positions[0], c.positions[1]));
+    return c;
+  });
+}
+
+double dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double acc = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) acc += double{a[i]} * b[i];
+  return acc;
+}
+
+double norm(const std::vector<float>& a) { return std::sqrt(dot(a, a)); }
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim)};
+  const std::size_t d = static_cast<std::size_t>(c.spec.head_dim);
+  const auto q = gen::values(c.data, 1, d, dt), k = gen::values(c.data, 2, d, dt);
+  const std::int64_t m = c.positions[0], n = c.positions[1], t = c.positions[2];
+  const auto qm = encoder_rope(enc, dt, c, q, {m}, o.failure), kn = encoder_rope(enc, dt, c, k, {n}, o.failure);
+  const auto qmt = encoder_rope(enc, dt, c, q, {m + t}, o.failure), knt = encoder_rope(enc, dt, c, k, {n + t}, o.failure);
+  if (!o.failure.empty()) return o;
+  const double s1 = dot(qm, kn), s2 = dot(qmt, knt);
+  o.error_u = std::fabs(s1 - s2) / (unit_roundoff(dt) * norm(q) * norm(k));
+  o.where = fmt::format("<R_m q, R_n k> = {:.9g}, <R_m+t q, R_n+t k> = {:.9g}", s1, s2);
+  return o;
+}
+
+}  // namespace
+
+Property rope_relative() {
+  Property p{.id = "rope.relative",
+             .statement = "<R_m q, R_n k> depends only on m - n: shifting both positions leaves the score unchanged.",
+             .doc = "docs/properties/rope.relative.md",
+             .source = "properties/rope_relative.cpp",
+             .family = Family::rope,
+             .op = Op::rope_apply,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

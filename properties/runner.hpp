@@ -1,0 +1,102 @@
+// Runs one property against one encoder with RapidCheck: draws cases from the property's
+// generator, records every measurement, and shrinks a failure to a minimal counterexample.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <rapidcheck.h>
+#include <rapidcheck/detail/TestListener.h>
+
+#include "properties/property.hpp"
+
+namespace pecheck {
+
+/// The worst measurement over every evaluated case (shrinking included: each is a real case).
+class MeasurementTracker {
+ public:
+  explicit MeasurementTracker(Direction d) : direction_(d) {}
+
+  /// Records o; returns the failure message, empty when the case holds.
+  std::string record(const Outcome& o);
+  double worst() const { return worst_; }
+  double bound_at_worst() const { return bound_; }
+  bool seen() const { return seen_; }
+  /// The failure of the last failing case: after shrinking, the counterexample's.
+  const std::string& last_failure() const { return last_failure_; }
+
+ private:
+  Direction direction_;
+  bool seen_ = false;
+  double worst_ = 0, bound_ = 0, ratio_ = -1;
+  std::string last_failure_;
+};
+
+/// Converts RapidCheck's result into a PropertyResult (verdict, cases, counterexample).
+void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t,
+                          PropertyResult& out);
+
+/// Listens to nothing: results come back as values, and RapidCheck's global listener (which
+/// prints its configuration and a reproduce string at exit) stays out of our reports.
+struct SilentListener final : rc::detail::TestListener {
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+/// Generic runner: Gen(DType) -> rc::Gen<Case>; Check(Encoder&, DType, const Case&) -> Outcome.
+/// A Case renders itself with describe() and classifies itself with tags().
+template <class Case, class GenFn, class CheckFn>
+PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Encoder& enc, DType dt,
+                            const RunParams& params) {
+  PropertyResult out;
+  out.property = p.id;
+  out.encoder = enc.name();
+  out.dtype = dt;
+  out.seed = derive_seed(params.seed, p.id, dt);
+  if (const Support s = enc.supports(p.op, dt); !s.ok) {
+    out.verdict = Verdict::skip;
+    out.message = s.reason;
+    return out;
+  }
+  MeasurementTracker tracker(p.direction);
+  const rc::Gen<Case> gen = gen_fn(dt);
+  const auto property = [&] {
+    const Case c = *gen;
+    for (const std::string& tag : c.tags()) RC_TAG(tag);
+    std::string failure;
+    try {
+      failure = tracker.record(check(enc, dt, c));
+    } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
+      failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
+    }
+    if (!failure.empty()) RC_FAIL(failure);
+  };
+  rc::detail::TestParams tp;
+  tp.seed = out.seed;
+  tp.maxSuccess = params.cases;
+  tp.maxSize = 100;
+  tp.maxDiscardRatio = 10;
+  rc::detail::TestMetadata md;
+  md.id = p.id + "/" + enc.name() + "/" + std::string(dtype_name(dt));
+  md.description = md.id;
+  SilentListener listener;
+  fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener), tracker, out);
+  return out;
+}
+
+}  // namespace pecheck
+
+namespace pecheck::props {
+/// RapidCheck prints a counterexample through showValue, found by ADL in the case's namespace.
+template <class Case>
+  requires requires(const Case& c) { c.describe(); }
+void showValue(const Case& c, std::ostream& os) {
+  os << c.describe();
+}
+}  // namespace pecheck::props

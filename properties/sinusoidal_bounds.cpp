@@ -1,0 +1,58 @@
+// Theorem: every entry satisfies |PE| <= 1 exactly, and every row has |PE(p)|^2 = d/2.
+// Doc: docs/properties/sinusoidal.bounds.md
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+#include "properties/sinusoidal_cases.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+rc::Gen<SinusoidalCase> cases(DType) {
+  return rc::gen::apply([](SinusoidalSpec s, std::vector<std::int64_t> p) { return SinusoidalCase{s, p}; },
+                        sinusoidal_spec_gen(),
+                        rc::gen::container<std::vector<std::int64_t>>(4, gen::position()));
+}
+
+Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
+  Outcome o{.bound_u = tol::sinusoidal_norm(dt, c.spec.d_model)};
+  const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  const std::size_t d = static_cast<std::size_t>(c.spec.d_model);
+  WorstOf worst;
+  for (std::size_t r = 0; r < c.positions.size(); ++r) {
+    double norm2 = 0;
+    for (std::size_t k = 0; k < d; ++k) {
+      const float v = rows[r * d + k];
+      // (1) |PE| <= 1 holds exactly: +-1 are values of every dtype, so rounding cannot exceed it.
+      if (std::fabs(v) > 1.0f) {
+        o.failure = fmt::format("(1) |PE| = {} > 1 at pos={} dim={}", v, c.positions[r], k);
+        return o;
+      }
+      norm2 += double{v} * v;
+    }
+    // (2) |PE(p)|^2 = d/2: each (sin, cos) pair has unit norm.
+    const double err = std::fabs(norm2 - static_cast<double>(d) / 2) / unit_roundoff(dt);
+    worst.offer(err, [&] { return fmt::format("(2) pos={}: |PE|^2 = {:.9g}, d/2 = {}", c.positions[r], norm2, d / 2); });
+  }
+  o.error_u = worst.value;
+  o.where = worst.where;
+  return o;
+}
+
+}  // namespace
+
+Property sinusoidal_bounds() {
+  Property p{.id = "sinusoidal.bounds",
+             .statement = "Every entry has |PE| <= 1 exactly and every row has |PE(p)|^2 = d/2.",
+             .doc = "docs/properties/sinusoidal.bounds.md",
+             .source = "properties/sinusoidal_bounds.cpp",
+             .family = Family::sinusoidal,
+             .op = Op::sinusoidal_table,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,54 @@
+// Theorem: PE(p) . PE(q) depends only on p - q (the Gram matrix of the table is Toeplitz):
+// PE(p) . PE(q) = PE(p + t) . PE(q + t).
+// Doc: docs/properties/sinusoidal.offset_inner_product.md
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+#include "properties/sinusoidal_cases.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// positions = {p, q, p + t, q + t}.
+rc::Gen<SinusoidalCase> cases(DType) {
+  return rc::gen::apply(
+      [](SinusoidalSpec s, std::int64_t p, std::int64_t q, std::int64_t t) {
+        t = std::min(t, tol::kMaxPosition - std::max(p, q));
+        return SinusoidalCase{s, {p, q, p + t, q + t}};
+      },
+      sinusoidal_spec_gen(), gen::position(), gen::position(), gen::position());
+}
+
+double dot(const std::vector<float>& rows, std::size_t d, std::size_t a, std::size_t b) {
+  double acc = 0;
+  for (std::size_t k = 0; k < d; ++k) acc += double{rows[a * d + k]} * rows[b * d + k];
+  return acc;
+}
+
+Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
+  Outcome o{.bound_u = tol::sinusoidal_gram(dt, c.spec.d_model)};
+  const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  const std::size_t d = static_cast<std::size_t>(c.spec.d_model);
+  const double g1 = dot(rows, d, 0, 1), g2 = dot(rows, d, 2, 3);
+  o.error_u = std::fabs(g1 - g2) / unit_roundoff(dt);
+  o.where = fmt::format("PE(p).PE(q) = {:.9g}, PE(p+t).PE(q+t) = {:.9g}", g1, g2);
+  return o;
+}
+
+}  // namespace
+
+Property sinusoidal_offset_inner_product() {
+  Property p{.id = "sinusoidal.offset_inner_product",
+             .statement = "PE(p).PE(q) depends only on p - q: the Gram matrix of the table is Toeplitz.",
+             .doc = "docs/properties/sinusoidal.offset_inner_product.md",
+             .source = "properties/sinusoidal_offset_inner_product.cpp",
+             .family = Family::sinusoidal,
+             .op = Op::sinusoidal_table,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,56 @@
+// Theorem: PE(p + k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations that do not depend on p
+// (checked as w_i(p+k) conj(w_i(p)) = w_i(q+k) conj(w_i(q)) for each sin/cos pair i).
+// Doc: docs/properties/sinusoidal.shift_linearity.md
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+#include "properties/sinusoidal_cases.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// positions = {p, p + k, q, q + k}, all below 2^24.
+rc::Gen<SinusoidalCase> cases(DType) {
+  return rc::gen::apply(
+      [](SinusoidalSpec s, std::int64_t p, std::int64_t q, std::int64_t k) {
+        k = std::min(k, tol::kMaxPosition - std::max(p, q));
+        return SinusoidalCase{s, {p, p + k, q, q + k}};
+      },
+      sinusoidal_spec_gen(), gen::position(), gen::position(), gen::position());
+}
+
+Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
+  Outcome o{.bound_u = tol::sinusoidal_shift(dt)};
+  const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  WorstOf worst;
+  for (int i = 0; i < c.spec.d_model / 2; ++i) {
+    // M(k) restricted to pair i, seen from p and from q: w(p+k) conj(w(p)) vs w(q+k) conj(w(q)).
+    const Phasor a = phasor(c.spec, rows, 0, i), b = phasor(c.spec, rows, 1, i);
+    const Phasor x = phasor(c.spec, rows, 2, i), y = phasor(c.spec, rows, 3, i);
+    const double re1 = b.re * a.re + b.im * a.im, im1 = b.im * a.re - b.re * a.im;
+    const double re2 = y.re * x.re + y.im * x.im, im2 = y.im * x.re - y.re * x.im;
+    const double err = std::hypot(re1 - re2, im1 - im2) / unit_roundoff(dt);
+    worst.offer(err, [&] { return fmt::format("pair {} (rotation by k seen from p: ({:.9g}, {:.9g}), from q: ({:.9g}, {:.9g}))", i, re1, im1, re2, im2); });
+  }
+  o.error_u = worst.value;
+  o.where = worst.where;
+  return o;
+}
+
+}  // namespace
+
+Property sinusoidal_shift_linearity() {
+  Property p{.id = "sinusoidal.shift_linearity",
+             .statement = "PE(p+k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations independent of p.",
+             .doc = "docs/properties/sinusoidal.shift_linearity.md",
+             .source = "properties/sinusoidal_shift_linearity.cpp",
+             .family = Family::sinusoidal,
+             .op = Op::sinusoidal_table,
+             .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  return p;
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,92 @@
+#include "properties/tolerance.hpp"
+
+#include <cmath>
+
+namespace pecheck::tol {
+
+namespace {
+constexpr double kU32 = 0x1p-24;
+constexpr double kU64 = 0x1p-53;
+/// u32 / u: fp32 arithmetic error expressed in units of the storage dtype.
+double fp32_in(DType t) { return kU32 / unit_roundoff(t); }
+}  // namespace
+
+double sinusoidal_entry(DType) { return kPositionContract; }
+
+double sinusoidal_shift(DType t) {
+  const double E = kPositionContract, u = unit_roundoff(t);
+  return 4 * std::sqrt(2.0) * E + 4 * E * E * u;
+}
+
+double sinusoidal_gram(DType t, int d) {
+  const double E = kPositionContract, u = unit_roundoff(t);
+  return 2 * std::sqrt(2.0) * E * d + 2 * E * E * u * d + 2 * d * kU64 / u;
+}
+
+double sinusoidal_norm(DType t, int d) {
+  const double E = kPositionContract, u = unit_roundoff(t);
+  return std::sqrt(2.0) * E * d + E * E * u * d + d * kU64 / u;
+}
+
+double rope_pair(DType) { return kPositionContract; }
+
+double rope_relative(DType t, int head_dim) {
+  const double E = kPositionContract, u = unit_roundoff(t);
+  return 4 * E + 2 * E * E * u + 2 * head_dim * kU64 / u;
+}
+
+double rope_composition(DType t) {
+  const double E = kPositionContract;
+  return 3 * E + E * E * unit_roundoff(t);
+}
+
+double learned_add(DType t) { return 1 + (t == DType::f32 ? 0x1p-29 / kU32 : fp32_in(t)); }
+
+double alibi_bias(DType t) { return 1 + 3 * fp32_in(t); }
+
+double shaw_score(DType t, int head_dim) { return 1 + (2 * head_dim + 1) * fp32_in(t); }
+
+double attention_output(const AttentionCase& c) {
+  const double rho = unit_roundoff(c.dtype) / kU32;
+  // Logit error in u32: dot products of length L in fp32 plus the scale multiply, the error of
+  // the position transform of Q and K, and the ALiBi bias (slope 2u, product u, add u).
+  const double logit = c.scale * ((c.dot_length + 2) * c.max_weighted + c.max_transform) + 4 * c.max_bias;
+  // A logit perturbation delta moves softmax weights by at most expm1(2 delta) in l1 norm.
+  const double weights = std::expm1(2 * logit * kU32) / kU32;
+  // Exponent arguments s_j - m rounded (sum_j p_j |s_j - m| <= n/e), exp (2u) and division
+  // (1u), the two length-n sums, and up to n rescalings of an online softmax.
+  const double softmax = c.n / std::exp(1.0) + 3 + 3.0 * c.n;
+  const double values = c.v_transform / c.max_v;
+  return 1 + (weights + softmax + values) / rho;
+}
+
+const std::vector<Entry>& table() {
+  static const std::vector<Entry> t = {
+      {"sinusoidal.entry", "|pe - pe_ref| / u", "E = 2",
+       "final rounding 0.5u + angle/sin budget 1.5u (double angles, pos < 2^24)"},
+      {"sinusoidal.shift", "|w(p+k) w*(p) - w(q+k) w*(q)| / u", "4 sqrt(2) E + 4 E^2 u",
+       "four unit complex numbers, each within sqrt(2) E u"},
+      {"sinusoidal.gram", "|PE(p).PE(q) - PE(p+t).PE(q+t)| / u", "2 sqrt(2) E d + 2 E^2 u d + 2 d u64/u",
+       "two dot products of d entries within E u, |PE| = sqrt(d/2)"},
+      {"sinusoidal.norm", "||PE(p)|^2 - d/2| / u", "sqrt(2) E d + E^2 u d + d u64/u",
+       "2 PE.dPE + |dPE|^2 with |dPE| <= E u sqrt(d)"},
+      {"rope.pair", "|y_p - y_ref,p| / (u max(|x_p|, min_normal))", "E = 2",
+       "final rounding 1u relative + angle budget 1u (double angles, pos < 2^24)"},
+      {"rope.relative", "|<R_m q, R_n k> - <R_m+t q, R_n+t k>| / (u |q||k|)", "4 E + 2 E^2 u + 2 d u64/u",
+       "each score within (2E + E^2 u) u |q||k|; scores summed in double"},
+      {"rope.composition", "|R_b(R_a x) - R_a+b x|_p / (u max(|x_p|, min_normal))", "3 E + E^2 u",
+       "two rotations on the left, one on the right, each within E u |x_p|"},
+      {"learned.add", "|y - y_ref| / (u max(|y_ref|, min_normal))", "1 + u32/u (1 + 2^-5 for f32)",
+       "one rounding (1u relative), double rounding through fp32 (or double for f32)"},
+      {"alibi.bias", "|b - b_ref| / (u max(|b_ref|, min_normal))", "1 + 3 u32/u",
+       "slope to 1 fp32 ulp (2u32), product (u32), rounding to storage (1u)"},
+      {"shaw.score", "|s - s_ref| / (u sum |q|(|k| + |r|))", "1 + (2d + 1) u32/u",
+       "a length-2d fp32 dot product (gamma_2d), rounding to storage"},
+      {"attention.output", "|o - o_ref|_inf / (u max|V'|)",
+       "1 + [expm1(2 delta u32)/u32 + n/e + 3 + 3n + dV/max|V'|] u32/u",
+       "logit error delta -> softmax weights; exp/sum/division; online rescaling; see error-model"},
+  };
+  return t;
+}
+
+}  // namespace pecheck::tol

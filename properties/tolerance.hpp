@@ -1,0 +1,56 @@
+// The one tolerance table. Every bound a property compares with is computed here, each from the
+// derivation in docs/error-model.md; none was tuned until green.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "spec/dtype.hpp"
+
+namespace pecheck::tol {
+
+/// Position contract E: a sinusoidal entry within E u of exact, a RoPE pair within E u |x_p|
+/// (normwise). 2u = the final rounding (0.5u absolute for |pe| < 1, 1u relative for a pair)
+/// plus at least 1u for the angle and sin/cos: met by angles formed in double precision from a
+/// frequency good to ~16 double ulps, for every position below 2^24.
+inline constexpr double kPositionContract = 2.0;
+
+/// Largest position the position contract covers.
+inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 24) - 1;
+
+double sinusoidal_entry(DType);                  ///< |pe - pe_ref| / u
+double sinusoidal_shift(DType);                  ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
+double sinusoidal_gram(DType, int d_model);      ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
+double sinusoidal_norm(DType, int d_model);      ///< ||PE(p)|^2 - d/2| / u
+double rope_pair(DType);                         ///< per pair, / (u max(|x_p|, min_normal))
+double rope_relative(DType, int head_dim);       ///< score difference / (u |q| |k|)
+double rope_composition(DType);                  ///< per pair, / (u max(|x_p|, min_normal))
+double learned_add(DType);                       ///< / (u max(|y_ref|, min_normal))
+double alibi_bias(DType);                        ///< / (u max(|b_ref|, min_normal))
+double shaw_score(DType, int head_dim);          ///< / (u sum_c |q_c| (|k_c| + |r_c|))
+
+/// What the attention bound needs to know about one case (from the exact transformed inputs).
+struct AttentionCase {
+  DType dtype = DType::f32;
+  int n = 1;                 ///< sequence length
+  int dot_length = 1;        ///< head_dim, or 2 head_dim with Shaw's q.r term
+  int head_dim = 1;
+  double scale = 1;          ///< softmax scale
+  double max_weighted = 0;   ///< max over unmasked (i,j) of scale-free |q_i||k_j| (+ |q_i||r_ij|)
+  double max_transform = 0;  ///< max over (i,j) of dQ_i |k_j| + |q_i| dK_j, in u32 (PE on Q/K)
+  double max_bias = 0;       ///< max |ALiBi bias|
+  double max_v = 1;          ///< max |V'| over the tensor (the metric's scale)
+  double v_transform = 0;    ///< max per-component error of V' (PE added to V), in u32
+};
+
+/// |o - o_ref|_inf / (u max|V'|) for one attention case.
+double attention_output(const AttentionCase&);
+
+/// One row of the table, for docs and `pecheck list --tolerances`.
+struct Entry {
+  std::string_view id, metric, formula, reason;
+};
+const std::vector<Entry>& table();
+
+}  // namespace pecheck::tol

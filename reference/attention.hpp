@@ -1,0 +1,143 @@
+// Exact multi-head scaled dot-product attention (Eigen matrices of Real), optional causal mask,
+// with each encoder family plugged in: added to the inputs, applied to Q/K, or added to scores.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include <Eigen/Dense>
+#include <boost/multiprecision/eigen.hpp>
+
+#include "reference/alibi.hpp"
+#include "reference/relative.hpp"
+#include "reference/rope.hpp"
+#include "reference/sinusoidal.hpp"
+#include "spec/conventions.hpp"
+
+namespace pecheck::ref {
+
+template <class Real>
+using Matrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Q, K, V of shape (seq, heads, head_dim), flattened row-major.
+template <class Real>
+struct AttentionInputs {
+  std::vector<Real> q, k, v;
+};
+
+/// The position transforms that act on the inputs: PE added to Q, K, V (sinusoidal) or RoPE on
+/// Q and K. Score-side encodings (ALiBi, Shaw) leave the inputs as they are.
+template <class Real>
+AttentionInputs<Real> attention_transform_inputs(const AttentionSpec& s,
+                                                 std::span<const std::int64_t> positions,
+                                                 AttentionInputs<Real> in) {
+  const std::size_t w = static_cast<std::size_t>(s.width());
+  if (s.pe == AttentionPE::sinusoidal) {
+    for (std::size_t t = 0; t < positions.size(); ++t) {
+      const auto pe = sinusoidal_row<Real>(s.sinusoidal(), positions[t]);
+      for (std::size_t c = 0; c < w; ++c) {
+        in.q[t * w + c] += pe[c];
+        in.k[t * w + c] += pe[c];
+        in.v[t * w + c] += pe[c];
+      }
+    }
+  } else if (s.pe == AttentionPE::rope) {
+    rope_apply<Real>(s.rope(), s.heads, positions, std::span<Real>(in.q));
+    rope_apply<Real>(s.rope(), s.heads, positions, std::span<Real>(in.k));
+  }
+  return in;
+}
+
+/// Rows [t*heads + h] of a (seq, heads, head_dim) tensor as a (seq x head_dim) matrix.
+template <class Real>
+Matrix<Real> head_matrix(const std::vector<Real>& x, std::size_t n, int heads, int head_dim, int h) {
+  Matrix<Real> m(static_cast<Eigen::Index>(n), head_dim);
+  for (std::size_t t = 0; t < n; ++t)
+    for (int c = 0; c < head_dim; ++c)
+      m(static_cast<Eigen::Index>(t), c) =
+          x[(t * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) *
+                static_cast<std::size_t>(head_dim) +
+            static_cast<std::size_t>(c)];
+  return m;
+}
+
+/// Pre-softmax logits of head h (n x n): scale * (q.k [+ q.r]) [+ alibi], -inf where masked.
+template <class Real>
+Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64_t> positions,
+                              const AttentionInputs<Real>& x, std::span<const Real> shaw_table,
+                              int h) {
+  const std::size_t n = positions.size();
+  const Matrix<Real> qh = head_matrix(x.q, n, s.heads, s.head_dim, h);
+  const Matrix<Real> kh = head_matrix(x.k, n, s.heads, s.head_dim, h);
+  Matrix<Real> logits = qh * kh.transpose();
+  if (s.pe == AttentionPE::shaw) {
+    const auto shaw = s.shaw();
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t r = shaw_row(shaw, positions[i], positions[j]) * static_cast<std::size_t>(s.head_dim);
+        Real acc = 0;
+        for (int c = 0; c < s.head_dim; ++c)
+          acc += qh(static_cast<Eigen::Index>(i), c) * shaw_table[r + static_cast<std::size_t>(c)];
+        logits(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) += acc;
+      }
+  }
+  logits *= Real(s.effective_scale());
+  const Real slope = s.pe == AttentionPE::alibi ? alibi_slopes<Real>(s.heads)[static_cast<std::size_t>(h)] : Real(0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      auto& l = logits(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
+      if (s.causal && j > i) {
+        l = -std::numeric_limits<Real>::infinity();
+      } else if (s.pe == AttentionPE::alibi) {
+        l += *alibi_bias<Real>(s.alibi(), slope, i, j, positions[i], positions[j]);
+      }
+    }
+  return logits;
+}
+
+/// Row-wise softmax; masked (-inf) entries get weight exactly 0.
+template <class Real>
+Matrix<Real> softmax_rows(const Matrix<Real>& logits) {
+  using std::exp;
+  Matrix<Real> p = logits;
+  for (Eigen::Index i = 0; i < p.rows(); ++i) {
+    const Real m = logits.row(i).maxCoeff();
+    Real sum = 0;
+    for (Eigen::Index j = 0; j < p.cols(); ++j) {
+      p(i, j) = logits(i, j) == -std::numeric_limits<Real>::infinity() ? Real(0) : exp(logits(i, j) - m);
+      sum += p(i, j);
+    }
+    p.row(i) /= sum;
+  }
+  return p;
+}
+
+/// O = softmax(logits) V for every head, from inputs already transformed; (seq, heads, head_dim).
+template <class Real>
+std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::int64_t> positions,
+                                 const AttentionInputs<Real>& x, std::span<const Real> shaw_table) {
+  const std::size_t n = positions.size();
+  const std::size_t hd = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(s.heads);
+  std::vector<Real> out(n * H * hd);
+  for (int h = 0; h < s.heads; ++h) {
+    const Matrix<Real> o = softmax_rows(attention_logits(s, positions, x, shaw_table, h)) *
+                           head_matrix(x.v, n, s.heads, s.head_dim, h);
+    for (std::size_t t = 0; t < n; ++t)
+      for (std::size_t c = 0; c < hd; ++c)
+        out[(t * H + static_cast<std::size_t>(h)) * hd + c] = o(static_cast<Eigen::Index>(t), static_cast<Eigen::Index>(c));
+  }
+  return out;
+}
+
+/// Attention with its position encoding, from raw Q, K, V.
+template <class Real>
+std::vector<Real> attention(const AttentionSpec& s, std::span<const std::int64_t> positions,
+                            AttentionInputs<Real> in, std::span<const Real> shaw_table) {
+  s.validate();
+  return attention_core(s, positions, attention_transform_inputs(s, positions, std::move(in)), shaw_table);
+}
+
+}  // namespace pecheck::ref
