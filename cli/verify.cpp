@@ -61,7 +61,7 @@ int verify(const VerifyOptions& o) {
   VerifyRun run;
   run.seed = o.seed ? *o.seed : std::random_device{}() * 0x100000001ull;
   run.cases = static_cast<int>(o.cases);
-  std::cout << fmt::format("pecheck verify: seed {} , {} cases per property x encoder x dtype\n", run.seed, run.cases);
+  std::cout << fmt::format("pecheck verify: seed {}, {} cases per property x encoder x dtype\n", run.seed, run.cases);
   const auto start = std::chrono::steady_clock::now();
   const RunParams params{run.seed, run.cases};
   for (const Backend* b : backends) {

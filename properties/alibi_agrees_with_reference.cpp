@@ -12,8 +12,7 @@
 
 namespace pecheck::props {
 
-namespace {
-
+/// In pecheck::props, not the anonymous namespace, so that showValue finds it by ADL.
 struct AlibiCase {
   AlibiSpec spec;
   std::vector<std::int64_t> positions;
@@ -24,6 +23,8 @@ struct AlibiCase {
     return {pow2 ? "heads=2^k" : "heads!=2^k", spec.causal ? "causal" : "symmetric"};
   }
 };
+
+namespace {
 
 rc::Gen<AlibiCase> cases(DType) {
   return rc::gen::apply(

@@ -12,8 +12,7 @@
 
 namespace pecheck::props {
 
-namespace {
-
+/// In pecheck::props, not the anonymous namespace, so that showValue finds it by ADL.
 struct LearnedCase {
   LearnedSpec spec;
   std::vector<std::int64_t> positions;
@@ -25,6 +24,8 @@ struct LearnedCase {
   }
   std::vector<std::string> tags() const { return {gen::dim_class(spec.d_model)}; }
 };
+
+namespace {
 
 rc::Gen<LearnedCase> cases(DType) {
   return rc::gen::mapcat(rc::gen::pair(rc::gen::inRange(1, 2049), rc::gen::inRange(1, 97)), [](auto dims) {

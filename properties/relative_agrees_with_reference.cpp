@@ -12,8 +12,7 @@
 
 namespace pecheck::props {
 
-namespace {
-
+/// In pecheck::props, not the anonymous namespace, so that showValue finds it by ADL.
 struct ShawCase {
   ShawSpec spec;
   std::vector<std::int64_t> positions;
@@ -27,6 +26,8 @@ struct ShawCase {
     return {clipped ? "clipped" : "unclipped", spec.max_distance == 0 ? "K=0" : "K>0"};
   }
 };
+
+namespace {
 
 rc::Gen<ShawCase> cases(DType) {
   return rc::gen::apply(

@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <rapidcheck.h>
@@ -86,7 +87,9 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
   md.id = p.id + "/" + enc.name() + "/" + std::string(dtype_name(dt));
   md.description = md.id;
   SilentListener listener;
-  fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener), tracker, out);
+  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;  // not RC_PARAMS: our seed rules
+  fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
+                       tracker, out);
   return out;
 }
 

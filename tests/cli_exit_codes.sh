@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The CLI's contract (DESIGN.md): exit 0 when every property holds, 2 with one clear line for bad
+# usage, the same seed gives the same report, --json writes the documented fields, list --json.
+set -uo pipefail
+pecheck="${PECHECK:?set PECHECK to build/pecheck}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+expect_usage_error() {  # exit 2, exactly one line on stderr, nothing on stdout
+  local what="$1"; shift
+  "$pecheck" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "$what: exit $rc, expected 2"
+  [ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "$what: stderr is not one line: $(cat "$tmp/err")"
+  [ ! -s "$tmp/out" ] || fail "$what: wrote to stdout: $(head -c 200 "$tmp/out")"
+}
+
+expect_usage_error "negative cases" verify --cases -3
+expect_usage_error "zero cases" verify --cases 0
+expect_usage_error "unknown backend" verify --backend nosuch
+expect_usage_error "glob matching nothing" verify --property 'nosuch.*'
+expect_usage_error "unknown dtype" verify --dtype f64
+expect_usage_error "unknown option" verify --frobnicate
+expect_usage_error "no subcommand"
+expect_usage_error "unwritable json" verify --property rope.relative --json /nonexistent/dir/r.json
+[ ! -e /nonexistent/dir/r.json ] || fail "a json file was written half-way"
+
+for cmd in "--help" "verify --help" "list --help"; do
+  $pecheck $cmd >"$tmp/help" 2>&1 || fail "$cmd exits non-zero"
+  grep -q -i usage "$tmp/help" || fail "$cmd prints no usage"
+done
+
+"$pecheck" verify --backend scalar --property 'rope.*' --seed 7 --cases 20 --quiet --json "$tmp/a.json" >"$tmp/a.txt"
+rc=$?
+[ "$rc" -eq 0 ] || fail "verify rope.* on scalar exits $rc"
+grep -q "seed 7" "$tmp/a.txt" || fail "the seed is not printed"
+"$pecheck" verify --backend scalar --property 'rope.*' --seed 7 --cases 20 --quiet --json "$tmp/b.json" >/dev/null
+python3 - "$tmp/a.json" "$tmp/b.json" <<'PY' || fail "json reports differ or lack fields"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for doc in (a, b):
+    doc.pop("elapsed_s")
+assert a == b, "same seed, different report"
+assert a["seed"] == 7
+assert len(a["results"]) == 12, len(a["results"])  # 4 rope properties x 3 dtypes
+for r in a["results"]:
+    for k in ("property", "encoder", "dtype", "cases", "max_error_u", "bound_u", "verdict"):
+        assert k in r, k
+    assert r["verdict"] == "pass" and r["cases"] == 20 and r["max_error_u"] <= r["bound_u"]
+PY
+
+"$pecheck" list --json >"$tmp/list.json" || fail "list --json exits non-zero"
+python3 - "$tmp/list.json" <<'PY' || fail "list --json schema"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+ids = [p["id"] for p in doc["properties"]]
+for required in ("sinusoidal.shift_linearity", "rope.relative", "attention.permutation_equivariance"):
+    assert required in ids, required
+assert all({"id", "statement", "doc"} <= p.keys() for p in doc["properties"])
+names = {b["name"]: b for b in doc["backends"]}
+assert names["scalar"]["available"] is True
+assert all({"name", "available", "reason"} <= b.keys() for b in doc["backends"])
+PY
+
+if [ "$fails" -eq 0 ]; then echo "cli exit codes: all checks passed"; else echo "$fails check(s) failed"; exit 1; fi

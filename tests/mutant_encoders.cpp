@@ -1,0 +1,213 @@
+#include "tests/mutant_encoders.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "impl/scalar/kernels.hpp"
+#include "impl/scalar/scalar_encoder.hpp"
+
+namespace pecheck::testing {
+
+namespace {
+
+/// Forwards every operation to the scalar backend.
+class Forwarding : public Encoder {
+ public:
+  explicit Forwarding(std::string name) : name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
+    inner_->sinusoidal_table(s, dt, p, o);
+  }
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
+                   std::span<float> x) override {
+    inner_->learned_add(s, dt, t, p, x);
+  }
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    inner_->rope_apply(s, dt, h, p, x);
+  }
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
+    inner_->alibi_bias(s, dt, p, o);
+  }
+  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
+                   std::span<const float> t, std::span<const std::int64_t> p, std::span<float> o) override {
+    inner_->shaw_scores(s, dt, q, k, t, p, o);
+  }
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    inner_->attention(s, dt, p, q, k, v, t, o);
+  }
+
+ protected:
+  std::unique_ptr<Encoder> inner_ = make_scalar_encoder();
+  std::string name_;
+};
+
+/// pe[:,0::2] = cos, pe[:,1::2] = sin: the two halves of every pair swapped.
+struct SinCosSwapped : Forwarding {
+  SinCosSwapped() : Forwarding("mutant-sin-cos-swapped") {}
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
+    inner_->sinusoidal_table(s, dt, p, o);
+    const std::size_t d = static_cast<std::size_t>(s.d_model), half = d / 2;
+    for (std::size_t r = 0; r < p.size(); ++r)
+      for (std::size_t i = 0; i < half; ++i) {
+        const bool inter = s.layout == SinusoidalLayout::interleaved;
+        std::swap(o[r * d + (inter ? 2 * i : i)], o[r * d + (inter ? 2 * i + 1 : half + i)]);
+      }
+  }
+};
+
+/// RoPE with base 1000 whatever the spec says.
+struct RopeBase1000 : Forwarding {
+  RopeBase1000() : Forwarding("mutant-rope-base-1000") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    RopeSpec wrong = s;
+    wrong.base = 1000;
+    inner_->rope_apply(wrong, dt, h, p, x);
+  }
+};
+
+/// A RoPE whose angles come from `angle(pos, pair, spec)`; rotation in double, rounded once.
+template <class Angle>
+void rope_with_angles(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
+                      std::span<float> x, Angle angle, int rotated_dims) {
+  const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(rotated_dims / 2);
+  for (std::size_t t = 0; t < positions.size(); ++t)
+    for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {
+      float* head = x.data() + (t * static_cast<std::size_t>(heads) + h) * hd;
+      for (std::size_t p = 0; p < pairs; ++p) {
+        const double a = angle(positions[t], static_cast<int>(p));
+        const std::size_t i = s.layout == RopeLayout::interleaved ? 2 * p : p;
+        const std::size_t j = s.layout == RopeLayout::interleaved ? 2 * p + 1 : p + pairs;
+        const double x1 = head[i], x2 = head[j];
+        head[i] = round_to(dt, x1 * std::cos(a) - x2 * std::sin(a));
+        head[j] = round_to(dt, x2 * std::cos(a) + x1 * std::sin(a));
+      }
+    }
+}
+
+/// The PyTorch formula: inv_freq and pos * inv_freq in fp32 (error ~ pos * 2^-24 rad).
+struct RopeFp32Angles : Forwarding {
+  RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    shapes::rope(s, h, p.size(), x.size());
+    rope_with_angles(s, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const float inv = 1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * i) / static_cast<float>(s.rotary_dim));
+      return static_cast<double>(static_cast<float>(pos) * inv);
+    }, s.rotary_dim);
+  }
+};
+
+/// Angles rounded to bf16, as when the position ids and inv_freq live in a bf16 model.
+struct RopeBf16Angles : Forwarding {
+  RopeBf16Angles() : Forwarding("mutant-rope-bf16-angles") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    shapes::rope(s, h, p.size(), x.size());
+    rope_with_angles(s, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const double inv = std::pow(s.base, -2.0 * i / s.rotary_dim);
+      return static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv));
+    }, s.rotary_dim);
+  }
+};
+
+/// rotary_dim ignored: every dim of the head rotated, frequencies over head_dim.
+struct RopeIgnoresRotaryDim : Forwarding {
+  RopeIgnoresRotaryDim() : Forwarding("mutant-rope-ignores-rotary-dim") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    RopeSpec full = s;
+    full.rotary_dim = s.head_dim;
+    inner_->rope_apply(full, dt, h, p, x);
+  }
+};
+
+/// A learned table that wraps (pos mod max_len) instead of refusing an out-of-range position.
+struct LearnedWraps : Forwarding {
+  LearnedWraps() : Forwarding("mutant-learned-wraps") {}
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
+                   std::span<float> x) override {
+    std::vector<std::int64_t> wrapped(p.begin(), p.end());
+    for (auto& q : wrapped) q = ((q % s.max_len) + s.max_len) % s.max_len;
+    inner_->learned_add(s, dt, t, wrapped, x);
+  }
+};
+
+/// ALiBi slopes 2^(-8h/H) for every H: the non-power-of-two rule forgotten.
+struct AlibiNoPow2Rule : Forwarding {
+  AlibiNoPow2Rule() : Forwarding("mutant-alibi-no-pow2-rule") {}
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
+    inner_->alibi_bias(s, dt, p, o);
+    const std::size_t n = p.size();
+    for (int h = 0; h < s.heads; ++h) {
+      const double m = std::exp2(-8.0 * (h + 1) / s.heads);
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t j = 0; j < n; ++j) {
+          if (s.causal && j > i) continue;
+          const double dist = static_cast<double>(p[i] - p[j]);
+          o[(static_cast<std::size_t>(h) * n + i) * n + j] = round_to(dt, -m * (s.causal ? dist : std::fabs(dist)));
+        }
+    }
+  }
+};
+
+/// The seeds' RelativePositionEmbedding: index clamp(i - j) where Shaw et al. use j - i.
+struct ShawSignFlipped : Forwarding {
+  ShawSignFlipped() : Forwarding("mutant-shaw-i-minus-j") {}
+  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
+                   std::span<const float> t, std::span<const std::int64_t> p, std::span<float> o) override {
+    std::vector<std::int64_t> negated(p.begin(), p.end());
+    for (auto& x : negated) x = -x;  // p_j - p_i of the negated positions is p_i - p_j
+    inner_->shaw_scores(s, dt, q, k, t, negated, o);
+  }
+};
+
+/// Attention without the 1/sqrt(head_dim) scale.
+struct AttentionNoScale : Forwarding {
+  AttentionNoScale() : Forwarding("mutant-attention-no-scale") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    AttentionSpec unscaled = s;
+    unscaled.scale = 1.0;
+    inner_->attention(unscaled, dt, p, q, k, v, t, o);
+  }
+};
+
+/// Attention that silently drops its position encoding.
+struct AttentionDropsPE : Forwarding {
+  AttentionDropsPE() : Forwarding("mutant-attention-drops-pe") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    AttentionSpec plain = s;
+    plain.pe = AttentionPE::none;
+    inner_->attention(plain, dt, p, q, k, v, t, o);
+  }
+};
+
+template <class M>
+std::unique_ptr<Encoder> make() {
+  return std::make_unique<M>();
+}
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_forwarding_scalar(std::string name) { return std::make_unique<Forwarding>(std::move(name)); }
+
+const std::vector<Mutant>& mutants() {
+  static const std::vector<Mutant> all = {
+      {"sin and cos swapped", "sinusoidal.agrees_with_reference", make<SinCosSwapped>},
+      {"RoPE base 1000 instead of the spec's", "rope.agrees_with_reference", make<RopeBase1000>},
+      {"RoPE angles in fp32 (the PyTorch formula)", "rope.agrees_with_reference", make<RopeFp32Angles>},
+      {"RoPE angles in bf16", "rope.relative", make<RopeBf16Angles>},
+      {"RoPE ignores rotary_dim", "rope.orthogonal", make<RopeIgnoresRotaryDim>},
+      {"learned table wraps out-of-range positions", "learned.agrees_with_reference", make<LearnedWraps>},
+      {"ALiBi slopes without the non-power-of-two rule", "alibi.agrees_with_reference", make<AlibiNoPow2Rule>},
+      {"Shaw relative index i - j (the seed's sign)", "relative.agrees_with_reference", make<ShawSignFlipped>},
+      {"attention without the 1/sqrt(d) scale", "attention.agrees_with_reference", make<AttentionNoScale>},
+      {"attention drops its position encoding", "attention.order_sensitivity", make<AttentionDropsPE>},
+  };
+  return all;
+}
+
+}  // namespace pecheck::testing

@@ -1,0 +1,20 @@
+// The seed of the property tests: fixed by default so CI is reproducible, PECHECK_SEED to vary it.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace pecheck::testing {
+
+inline std::uint64_t test_seed() {
+  if (const char* s = std::getenv("PECHECK_SEED")) return std::stoull(s);
+  return 20261130;
+}
+
+inline int test_cases() {
+  if (const char* s = std::getenv("PECHECK_CASES")) return std::stoi(s);
+  return 100;
+}
+
+}  // namespace pecheck::testing
