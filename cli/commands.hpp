@@ -24,6 +24,7 @@ struct VerifyOptions {
   std::optional<std::uint64_t> seed;
   std::string json;
   bool quiet = false;
+  double timeout_s = 300;
   std::string argv0 = "build/pecheck";
 };
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "properties/encoders.hpp"
+#include "properties/isolation.hpp"
 
 namespace pecheck::cli {
 
@@ -44,6 +45,7 @@ std::vector<DType> select_dtypes(const std::string& name) {
 }  // namespace
 
 int verify(const VerifyOptions& o) {
+  if (!(o.timeout_s > 0)) throw UsageError(fmt::format("--timeout must be > 0 seconds, got {}", o.timeout_s));
   if (o.cases < 1 || o.cases > 1000000)
     throw UsageError(fmt::format("--cases must be an integer in [1, 1000000], got {}", o.cases));
   const auto backends = select_backends(o.backend);
@@ -66,16 +68,16 @@ int verify(const VerifyOptions& o) {
   const RunParams params{run.seed, run.cases};
   for (const Backend* b : backends) {
     const Availability a = b->probe();
-    std::unique_ptr<Encoder> enc = a.available ? b->make() : nullptr;
     for (const Property* p : properties)
       for (DType dt : dtypes) {
         if (std::find(p->dtypes.begin(), p->dtypes.end(), dt) == p->dtypes.end()) continue;
-        if (!enc) {
+        if (!a.available) {
           run.results.push_back({.property = p->id, .encoder = b->name, .dtype = dt, .verdict = Verdict::skip,
                                  .seed = derive_seed(run.seed, p->id, dt), .message = a.reason});
           continue;
         }
-        run.results.push_back(p->run(*enc, dt, params));
+        // Each property x encoder x dtype in its own child process: a crash is a result.
+        run.results.push_back(run_isolated(*p, *b, dt, params, {.timeout_s = o.timeout_s}));
         if (!o.quiet) std::cerr << fmt::format("  {} / {} / {}: {}\n", p->id, b->name, dtype_name(dt), verdict_name(run.results.back().verdict));
       }
   }

@@ -1,0 +1,79 @@
+// An encoder that crashes, aborts, throws or hangs is a reported result (verdict crash), never
+// the end of the run; a healthy one gives the same result in a child as in-process.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <thread>
+
+#include "impl/scalar/scalar_encoder.hpp"
+#include "properties/isolation.hpp"
+
+namespace pecheck {
+namespace {
+
+const Property& rope_relative() {
+  for (const Property& p : property_registry())
+    if (p.id == "rope.relative") return p;
+  throw std::logic_error("rope.relative is not registered");
+}
+
+/// Forwards supports() to the scalar backend and misbehaves in rope_apply.
+template <class Misbehave>
+class Misbehaving final : public Encoder {
+ public:
+  std::string name() const override { return "misbehaving"; }
+  Support supports(Op, DType) const override { return {}; }
+  void rope_apply(const RopeSpec&, DType, int, std::span<const std::int64_t>, std::span<float>) override { Misbehave{}(); }
+};
+
+struct Segfault {
+  void operator()() { std::raise(SIGSEGV); }
+};
+struct Abort {
+  void operator()() { std::abort(); }
+};
+struct Hang {
+  void operator()() { std::this_thread::sleep_for(std::chrono::seconds(30)); }
+};
+
+template <class M>
+Backend backend_of() {
+  return {"misbehaving", "test", [] { return Availability{true, ""}; }, [] { return std::unique_ptr<Encoder>(new Misbehaving<M>); }};
+}
+
+const RunParams kParams{42, 20};
+
+TEST(Isolation, SegfaultIsACrashWithTheSignal) {
+  const PropertyResult r = run_isolated(rope_relative(), backend_of<Segfault>(), DType::f32, kParams);
+  EXPECT_EQ(r.verdict, Verdict::crash);
+  EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
+  EXPECT_EQ(r.encoder, "misbehaving");
+}
+
+TEST(Isolation, AbortIsACrash) {
+  const PropertyResult r = run_isolated(rope_relative(), backend_of<Abort>(), DType::f32, kParams);
+  EXPECT_EQ(r.verdict, Verdict::crash);
+  EXPECT_NE(r.message.find("signal 6"), std::string::npos) << r.message;
+}
+
+TEST(Isolation, HangIsKilledAfterTheTimeout) {
+  const PropertyResult r = run_isolated(rope_relative(), backend_of<Hang>(), DType::f32, kParams, {.timeout_s = 0.5});
+  EXPECT_EQ(r.verdict, Verdict::crash);
+  EXPECT_NE(r.message.find("hung"), std::string::npos) << r.message;
+}
+
+TEST(Isolation, HealthyEncoderGivesTheInProcessResult) {
+  const Backend scalar{"scalar", "", [] { return Availability{true, ""}; }, [] { return make_scalar_encoder(); }};
+  const PropertyResult isolated = run_isolated(rope_relative(), scalar, DType::bf16, kParams);
+  const auto encoder = make_scalar_encoder();
+  const PropertyResult direct = rope_relative().run(*encoder, DType::bf16, kParams);
+  EXPECT_EQ(isolated.verdict, Verdict::pass) << isolated.message;
+  EXPECT_EQ(isolated.cases, direct.cases);
+  EXPECT_EQ(isolated.max_error_u, direct.max_error_u);
+  EXPECT_EQ(isolated.bound_u, direct.bound_u);
+  EXPECT_EQ(isolated.distribution, direct.distribution);
+}
+
+}  // namespace
+}  // namespace pecheck
