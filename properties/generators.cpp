@@ -13,6 +13,7 @@ rc::Gen<std::int64_t> position() {
       {1, rc::gen::just<P>(0)},
       {3, rc::gen::inRange<P>(0, 64)},
       {3, rc::gen::inRange<P>(0, 8192)},
+      {2, rc::gen::inRange<P>(8192, P{1} << 20)},
       {4, rc::gen::inRange<P>(P{1} << 20, tol::kMaxPosition + 1)},
       {1, rc::gen::just<P>(P{tol::kMaxPosition})},
   });

@@ -1,5 +1,8 @@
 #include "properties/runner.hpp"
 
+#include <map>
+#include <set>
+
 namespace pecheck {
 
 std::string MeasurementTracker::record(const Outcome& o) {
@@ -37,11 +40,18 @@ void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTrac
     const auto* ok = &r.template get<rc::detail::SuccessResult>();
     out.verdict = Verdict::pass;
     out.cases = ok->numSuccess;
+    // Marginal counts: how many cases carried each tag (RapidCheck counts whole tag sets,
+    // which explode combinatorially and hide whether an edge region was hit at all).
+    std::map<std::string, int> marginal;
     for (const auto& [tags, count] : ok->distribution) {
-      std::string key;
-      for (const auto& tag : tags) key += (key.empty() ? "" : ", ") + tag;
-      out.distribution.emplace_back(key.empty() ? "(untagged)" : key, count);
+      std::set<std::string> unique;
+      for (std::string tag : tags) {
+        if (tag.size() >= 2 && tag.front() == '"' && tag.back() == '"') tag = tag.substr(1, tag.size() - 2);
+        unique.insert(tag);
+      }
+      for (const auto& tag : unique) marginal[tag] += count;
     }
+    out.distribution.assign(marginal.begin(), marginal.end());
   } else if (r.template is<rc::detail::FailureResult>()) {
     const auto* fail = &r.template get<rc::detail::FailureResult>();
     out.verdict = Verdict::fail;

@@ -73,9 +73,10 @@ constexpr double kDigits50 = 1e-45;
 /// base^(-2i/dim) by mpfr_pow; the reference uses exp(-(2i/dim) log base).
 M mfreq(int i, int dim, double base) { return mpow(M(base), M(-2.0 * i) / M(double(dim))); }
 
-/// A reference angle pos * f carries ~1e-50 *relative* error, so sin/cos of it carry that much
-/// times |angle| in absolute terms: the bound grows with the angle, not with digits lost.
-double angle_tol(const M& angle) { return kDigits50 * std::max(1.0, std::fabs(angle.to_double()) * 1e-3); }
+/// A reference angle pos * f carries ~1e-50 *relative* error (measured <= 5e-50 here), so its
+/// sin/cos carry that times |angle| absolute (3e-44 at pos 2^24): the bound grows with the
+/// angle at 1e-48 per radian, still 1e32 times tighter than a double angle would give.
+double angle_tol(const M& angle) { return std::max(kDigits50, 1e-48 * std::fabs(angle.to_double())); }
 
 TEST(ReferenceCrosscheck, SinusoidalRowMatchesIndependentMpfr) {
   const std::int64_t positions[] = {0, 1, 4097, 131071, (std::int64_t{1} << 24) - 1};
