@@ -1,4 +1,4 @@
-// Accurate angles pos * base^(-2i/dim) for positions up to 2^53: the frequency is carried as a
+// Accurate angles pos * base^(-2i/dim) for positions below 2^24: the frequency is carried as a
 // double-double (hi + lo, from long double), the product split exactly with an FMA, and the low
 // part folded in to first order. fp32 angles are off by ~pos * 2^-24 rad (~4e3 u at pos 4096).
 #pragma once

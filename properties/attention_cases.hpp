@@ -49,7 +49,9 @@ rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool all
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure);
 
-/// The derived bound of docs/error-model.md for this case, and the metric's scale max|V'|.
+/// The derived bound of docs/error-model.md for this case, and the metric's scale max|V'|. The
+/// magnitudes it needs (norms, max|V'|, biases) are computed in double: they scale a bound, and
+/// their relative error of ~1e-15 is immaterial there.
 struct AttentionBound {
   double bound_u = 0;
   double max_v = 1;

@@ -15,8 +15,8 @@
 
 namespace pecheck::gen {
 
-/// 0, small (< 64), medium (< 8192), long context ([8192, 2^20)), huge ([2^20, 2^24)) or exactly
-/// 2^24 - 1: fp32 angles break past ~4096, so most draws lie beyond it.
+/// 0, or uniform below 64, 8192, 2^20 or 2^24, or exactly 2^24 - 1: fp32 angles break past
+/// ~4096, so most draws lie beyond it.
 rc::Gen<std::int64_t> position();
 /// A position p with p + headroom still below 2^24.
 rc::Gen<std::int64_t> position_below(std::int64_t limit);

@@ -32,8 +32,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
     const std::size_t token = base / per_token;
     for (std::size_t k = 0; k < hd; ++k) {
       const bool pass_through = k >= static_cast<std::size_t>(c.spec.rotary_dim);
-      // (2) R_0 = I and (3) pass-through dims: bit-identical, no rounding allowed.
-      if ((token == 0 || pass_through) && std::bit_cast<std::uint32_t>(y[base + k]) != std::bit_cast<std::uint32_t>(x[base + k])) {
+      // (2) R_0 = I exactly (as values: x1 cos 0 - x2 sin 0 turns -0 into +0) and (3) pass-through
+      // dims bit-identical: no rounding allowed in either.
+      const bool same_bits = std::bit_cast<std::uint32_t>(y[base + k]) == std::bit_cast<std::uint32_t>(x[base + k]);
+      if ((pass_through && !same_bits) || (token == 0 && !pass_through && y[base + k] != x[base + k])) {
         o.failure = fmt::format("{} dim {} of token {} changed: {} -> {}",
                                 token == 0 ? "(2) R_0 != I:" : "(3) pass-through", k, token, x[base + k], y[base + k]);
         return o;

@@ -67,12 +67,17 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
   }
   MeasurementTracker tracker(p.direction);
   const rc::Gen<Case> gen = gen_fn(dt);
+  std::string unsupported;  // an Unsupported thrown mid-run is a skip, as supports() would have said
   const auto property = [&] {
+    if (!unsupported.empty()) RC_DISCARD(unsupported);
     const Case c = *gen;
     for (const std::string& tag : c.tags()) RC_TAG(tag);
     std::string failure;
     try {
       failure = tracker.record(check(enc, dt, c));
+    } catch (const Unsupported& e) {
+      unsupported = e.what();
+      RC_DISCARD(unsupported);
     } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
       failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
     }
@@ -90,6 +95,11 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
   const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;  // not RC_PARAMS: our seed rules
   fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
                        tracker, out);
+  if (!unsupported.empty()) {
+    out.verdict = Verdict::skip;
+    out.message = unsupported;
+    out.counterexample.clear();
+  }
   return out;
 }
 

@@ -40,7 +40,9 @@ double rope_composition(DType t) {
   return 3 * E + E * E * unit_roundoff(t);
 }
 
-double learned_add(DType t) { return 1 + (t == DType::f32 ? 0x1p-29 / kU32 : fp32_in(t)); }
+/// One rounding (1u relative) after an intermediate rounding: fp32 for bf16/f16 storage, double
+/// (u64 = 2^-29 u32) for f32 storage.
+double learned_add(DType t) { return 1 + (t == DType::f32 ? kU64 / kU32 : fp32_in(t)); }
 
 double alibi_bias(DType t) { return 1 + 3 * fp32_in(t); }
 
@@ -53,9 +55,10 @@ double attention_output(const AttentionCase& c) {
   const double logit = c.scale * ((c.dot_length + 2) * c.max_weighted + c.max_transform) + 4 * c.max_bias;
   // A logit perturbation delta moves softmax weights by at most expm1(2 delta) in l1 norm.
   const double weights = std::expm1(2 * logit * kU32) / kU32;
-  // Exponent arguments s_j - m rounded (sum_j p_j |s_j - m| <= n/e), exp (2u) and division
+  // Exponent arguments s_j - m rounded (relative error u|s_j - m| of each weight; since
+  // sum_j p_j |s_j - m| <= n/e, the weights move by at most 2n/e u in l1), exp (2u) and division
   // (1u), the two length-n sums, and up to n rescalings of an online softmax.
-  const double softmax = c.n / std::exp(1.0) + 3 + 3.0 * c.n;
+  const double softmax = 2 * c.n / std::exp(1.0) + 3 + 3.0 * c.n;
   const double values = c.v_transform / c.max_v;
   return 1 + (weights + softmax + values) / rho;
 }
@@ -76,14 +79,14 @@ const std::vector<Entry>& table() {
        "each score within (2E + E^2 u) u |q||k|; scores summed in double"},
       {"rope.composition", "|R_b(R_a x) - R_a+b x|_p / (u max(|x_p|, min_normal))", "3 E + E^2 u",
        "two rotations on the left, one on the right, each within E u |x_p|"},
-      {"learned.add", "|y - y_ref| / (u max(|y_ref|, min_normal))", "1 + u32/u (1 + 2^-5 for f32)",
+      {"learned.add", "|y - y_ref| / (u max(|y_ref|, min_normal))", "1 + u32/u (1 + u64/u32 for f32)",
        "one rounding (1u relative), double rounding through fp32 (or double for f32)"},
       {"alibi.bias", "|b - b_ref| / (u max(|b_ref|, min_normal))", "1 + 3 u32/u",
        "slope to 1 fp32 ulp (2u32), product (u32), rounding to storage (1u)"},
       {"shaw.score", "|s - s_ref| / (u sum |q|(|k| + |r|))", "1 + (2d + 1) u32/u",
        "a length-2d fp32 dot product (gamma_2d), rounding to storage"},
       {"attention.output", "|o - o_ref|_inf / (u max|V'|)",
-       "1 + [expm1(2 delta u32)/u32 + n/e + 3 + 3n + dV/max|V'|] u32/u",
+       "1 + [expm1(2 delta u32)/u32 + 2n/e + 3 + 3n + dV/max|V'|] u32/u",
        "logit error delta -> softmax weights; exp/sum/division; online rescaling; see error-model"},
   };
   return t;

@@ -47,7 +47,7 @@ struct AttentionCase {
 /// |o - o_ref|_inf / (u max|V'|) for one attention case.
 double attention_output(const AttentionCase&);
 
-/// One row of the table, for docs and `pecheck list --tolerances`.
+/// One row of the table, for docs and `pecheck list`.
 struct Entry {
   std::string_view id, metric, formula, reason;
 };

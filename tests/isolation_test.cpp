@@ -75,5 +75,16 @@ TEST(Isolation, HealthyEncoderGivesTheInProcessResult) {
   EXPECT_EQ(isolated.distribution, direct.distribution);
 }
 
+/// Claims RoPE in supports() but throws Unsupported when called: a skip, never a failure.
+struct ThrowsUnsupported {
+  void operator()() { throw Unsupported("misbehaving does not implement rope_apply for this layout"); }
+};
+
+TEST(Isolation, UnsupportedThrownMidRunIsASkip) {
+  const PropertyResult r = run_isolated(rope_relative(), backend_of<ThrowsUnsupported>(), DType::f32, kParams);
+  EXPECT_EQ(r.verdict, Verdict::skip) << r.message;
+  EXPECT_NE(r.message.find("does not implement"), std::string::npos) << r.message;
+}
+
 }  // namespace
 }  // namespace pecheck
