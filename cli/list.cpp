@@ -1,6 +1,6 @@
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -15,12 +15,17 @@ int list(bool json) {
     for (const Property& p : property_registry()) {
       nlohmann::json dtypes = nlohmann::json::array();
       for (DType d : p.dtypes) dtypes.push_back(dtype_name(d));
-      props.push_back({{"id", p.id}, {"statement", p.statement}, {"doc", p.doc}, {"source", p.source},
-                       {"family", family_name(p.family)}, {"dtypes", dtypes}});
+      props.push_back({{"id", p.id},
+                       {"statement", p.statement},
+                       {"doc", p.doc},
+                       {"source", p.source},
+                       {"family", family_name(p.family)},
+                       {"dtypes", dtypes}});
     }
     for (const Backend& b : encoders_under_test()) {
       const Availability a = b.probe();
-      backends.push_back({{"name", b.name}, {"available", a.available}, {"reason", a.reason}, {"description", b.description}});
+      backends.push_back(
+          {{"name", b.name}, {"available", a.available}, {"reason", a.reason}, {"description", b.description}});
     }
     std::cout << nlohmann::json{{"properties", props}, {"backends", backends}}.dump(2) << "\n";
     return 0;
@@ -31,7 +36,8 @@ int list(bool json) {
   std::cout << "\nBackends:\n";
   for (const Backend& b : encoders_under_test()) {
     const Availability a = b.probe();
-    std::cout << fmt::format("  {:<17} {}{}\n", b.name, a.available ? "available" : "unavailable: ", a.available ? "" : a.reason);
+    std::cout << fmt::format("  {:<17} {}{}\n", b.name,
+                             a.available ? "available" : "unavailable: ", a.available ? "" : a.reason);
   }
   std::cout << "\nTolerances (docs/error-model.md):\n";
   for (const auto& e : tol::table()) std::cout << fmt::format("  {:<18} {:<48} {}\n", e.id, e.metric, e.formula);

@@ -1,10 +1,9 @@
 // pecheck: property-based verification of positional encodings.
 // Exit status: 0 every property held, 1 one failed, 2 bad usage or input, 3 an encoder crashed.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
 #include <iostream>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 
@@ -16,7 +15,8 @@ int main(int argc, char** argv) {
   VerifyOptions vo;
   vo.argv0 = argv[0];
   auto* verify_cmd = app.add_subcommand("verify", "Run the property catalogue against encoders under test");
-  verify_cmd->add_option("--backend", vo.backend, "Encoder to check (a name from `pecheck list`, or all)")->capture_default_str();
+  verify_cmd->add_option("--backend", vo.backend, "Encoder to check (a name from `pecheck list`, or all)")
+      ->capture_default_str();
   verify_cmd->add_option("--property", vo.property, "Glob over property ids, e.g. 'rope.*'")->capture_default_str();
   verify_cmd->add_option("--dtype", vo.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
   verify_cmd->add_option("--cases", vo.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();

@@ -1,9 +1,9 @@
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -47,7 +47,8 @@ std::string replay_command(const PropertyResult& r, const VerifyRun& run, const 
 void print_failures(const VerifyRun& run, const VerifyOptions& o) {
   for (const auto& r : run.results) {
     if (r.verdict != Verdict::fail && r.verdict != Verdict::crash) continue;
-    std::cout << fmt::format("\nFAIL {} / {} / {} after {} cases\n", r.property, r.encoder, dtype_name(r.dtype), r.cases);
+    std::cout << fmt::format("\nFAIL {} / {} / {} after {} cases\n", r.property, r.encoder, dtype_name(r.dtype),
+                             r.cases);
     if (!r.counterexample.empty()) std::cout << "  counterexample (shrunk): " << r.counterexample << "\n";
     std::cout << "  " << r.message << "\n";
     std::cout << "  replay: " << replay_command(r, run, o) << "\n";
@@ -75,14 +76,16 @@ void write_json(const VerifyRun& run, const VerifyOptions& o) {
     if (!dist.empty()) j["distribution"] = dist;
     results.push_back(j);
   }
-  const nlohmann::json doc = {{"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results}};
+  const nlohmann::json doc = {
+      {"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results}};
   const std::string tmp = o.json + ".tmp";
   {
     std::ofstream f(tmp);
     f << doc.dump(2) << "\n";
     if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
   }
-  if (std::rename(tmp.c_str(), o.json.c_str()) != 0) throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
+  if (std::rename(tmp.c_str(), o.json.c_str()) != 0)
+    throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
 }
 
 }  // namespace pecheck::cli

@@ -1,10 +1,9 @@
+#include <fmt/format.h>
 #include <fnmatch.h>
 
 #include <chrono>
 #include <iostream>
 #include <random>
-
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "properties/encoders.hpp"
@@ -72,13 +71,19 @@ int verify(const VerifyOptions& o) {
       for (DType dt : dtypes) {
         if (std::find(p->dtypes.begin(), p->dtypes.end(), dt) == p->dtypes.end()) continue;
         if (!a.available) {
-          run.results.push_back({.property = p->id, .encoder = b->name, .dtype = dt, .verdict = Verdict::skip,
-                                 .seed = derive_seed(run.seed, p->id, dt), .message = a.reason});
+          run.results.push_back({.property = p->id,
+                                 .encoder = b->name,
+                                 .dtype = dt,
+                                 .verdict = Verdict::skip,
+                                 .seed = derive_seed(run.seed, p->id, dt),
+                                 .message = a.reason});
           continue;
         }
         // Each property x encoder x dtype in its own child process: a crash is a result.
         run.results.push_back(run_isolated(*p, *b, dt, params, {.timeout_s = o.timeout_s}));
-        if (!o.quiet) std::cerr << fmt::format("  {} / {} / {}: {}\n", p->id, b->name, dtype_name(dt), verdict_name(run.results.back().verdict));
+        if (!o.quiet)
+          std::cerr << fmt::format("  {} / {} / {}: {}\n", p->id, b->name, dtype_name(dt),
+                                   verdict_name(run.results.back().verdict));
       }
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -19,8 +19,8 @@ struct Frequency {
 };
 
 inline Frequency frequency(int i, int dim, double base) {
-  const long double f = std::pow(static_cast<long double>(base),
-                                 -2.0L * static_cast<long double>(i) / static_cast<long double>(dim));
+  const long double f =
+      std::pow(static_cast<long double>(base), -2.0L * static_cast<long double>(i) / static_cast<long double>(dim));
   const double hi = static_cast<double>(f);
   return {hi, static_cast<double>(f - static_cast<long double>(hi))};
 }
@@ -36,9 +36,11 @@ struct SinCos {
   double s = 0, c = 1;
 };
 
-/// sin and cos of pos * f, absolute error ~2^-52 for 0 <= pos < 2^24: the angle is split as
-/// a_hi + a_lo (a_lo exact from the FMA, plus pos * f.lo), then
-/// sin(a_hi + a_lo) = sin(a_hi) + a_lo cos(a_hi) + O(a_lo^2), with |a_lo| <= 2^-28.
+/// sin and cos of pos * f for 0 <= pos < 2^24: the angle is split as a_hi + a_lo (a_lo exact from
+/// the FMA, plus pos * f.lo), then sin(a_hi + a_lo) = sin(a_hi) + a_lo cos(a_hi) + O(a_lo^2), with
+/// |a_lo| <= 2^-28. The error is dominated by the frequency's own (~2^-64 relative, times pos):
+/// measured against 256-bit MPFR, 2^-52.8 at pos 4096, 2^-45.5 at 2^20, 2^-41.5 at 2^24 - 1, all
+/// far below the fp32 half-unit 2^-25.
 inline SinCos sincos(std::int64_t pos, Frequency f) {
   const double p = static_cast<double>(pos);  // exact below 2^53
   const double a_hi = p * f.hi;

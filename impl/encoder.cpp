@@ -6,12 +6,18 @@ namespace pecheck {
 
 std::string_view op_name(Op op) {
   switch (op) {
-    case Op::sinusoidal_table: return "sinusoidal_table";
-    case Op::learned_add: return "learned_add";
-    case Op::rope_apply: return "rope_apply";
-    case Op::alibi_bias: return "alibi_bias";
-    case Op::shaw_scores: return "shaw_scores";
-    case Op::attention: return "attention";
+    case Op::sinusoidal_table:
+      return "sinusoidal_table";
+    case Op::learned_add:
+      return "learned_add";
+    case Op::rope_apply:
+      return "rope_apply";
+    case Op::alibi_bias:
+      return "alibi_bias";
+    case Op::shaw_scores:
+      return "shaw_scores";
+    case Op::attention:
+      return "attention";
   }
   return "?";
 }
@@ -40,8 +46,7 @@ void Encoder::shaw_scores(const ShawSpec&, DType, std::span<const float>, std::s
   unsupported(*this, Op::shaw_scores);
 }
 void Encoder::attention(const AttentionSpec&, DType, std::span<const std::int64_t>, std::span<const float>,
-                        std::span<const float>, std::span<const float>, std::span<const float>,
-                        std::span<float>) {
+                        std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>) {
   unsupported(*this, Op::attention);
 }
 
@@ -78,8 +83,8 @@ void shaw(const ShawSpec& s, std::size_t q, std::size_t k, std::size_t table, st
   require_size("Shaw table", table, static_cast<std::size_t>(s.table_rows()) * d);
   require_size("Shaw output", out, n * n);
 }
-void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v,
-               std::size_t table, std::size_t out) {
+void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
+               std::size_t out) {
   s.validate();
   const std::size_t w = n * static_cast<std::size_t>(s.width());
   require_size("attention q", q, w);

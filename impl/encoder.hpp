@@ -49,17 +49,15 @@ class Encoder {
   virtual void rope_apply(const RopeSpec&, DType, int heads, std::span<const std::int64_t> positions,
                           std::span<float> x);
   /// out (heads, n, n) = ALiBi bias for positions (n), -inf where causally masked.
-  virtual void alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t> positions,
-                          std::span<float> out);
+  virtual void alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t> positions, std::span<float> out);
   /// out (n, n) = q_i.k_j + q_i.r[clamp(p_j-p_i)]; q, k (n, head_dim), table (2K+1, head_dim).
   virtual void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<const float> k,
-                           std::span<const float> table, std::span<const std::int64_t> positions,
-                           std::span<float> out);
+                           std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out);
   /// out = attention(q, k, v) with its PE; all (n, heads, head_dim); shaw_table (2K+1, head_dim)
   /// is read only when spec.pe == shaw.
-  virtual void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions,
-                         std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                         std::span<const float> shaw_table, std::span<float> out);
+  virtual void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions, std::span<const float> q,
+                         std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+                         std::span<float> out);
 };
 
 /// Throws std::invalid_argument naming the tensor when its size is not the expected one.
@@ -72,8 +70,8 @@ void learned(const LearnedSpec&, std::size_t table, std::size_t n, std::size_t x
 void rope(const RopeSpec&, int heads, std::size_t n, std::size_t x);
 void alibi(const AlibiSpec&, std::size_t n, std::size_t out);
 void shaw(const ShawSpec&, std::size_t q, std::size_t k, std::size_t table, std::size_t n, std::size_t out);
-void attention(const AttentionSpec&, std::size_t n, std::size_t q, std::size_t k, std::size_t v,
-               std::size_t table, std::size_t out);
+void attention(const AttentionSpec&, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
+               std::size_t out);
 }  // namespace shapes
 
 }  // namespace pecheck

@@ -34,8 +34,8 @@ rc::Gen<AlibiCase> cases(DType) {
         return AlibiCase{{heads, causal}, pos};
       },
       rc::gen::weightedOneOf<int>({{1, rc::gen::element(1, 2, 4, 8, 16, 32, 64)}, {2, rc::gen::inRange(1, 65)}}),
-      rc::gen::arbitrary<bool>(), rc::gen::inRange(1, 10),
-      gen::position_below(tol::kMaxPosition - 9 * 1000), rc::gen::element(1, 7, 1000));
+      rc::gen::arbitrary<bool>(), rc::gen::inRange(1, 10), gen::position_below(tol::kMaxPosition - 9 * 1000),
+      rc::gen::element(1, 7, 1000));
 }
 
 Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
@@ -63,8 +63,12 @@ Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
           return o;
         }
         const double e = ref::to_double(*exact);
-        const double err = std::fabs(ref::to_double(Real(b) - *exact)) / (unit_roundoff(dt) * std::max(std::fabs(e), min_normal(dt)));
-        worst.offer(err, [&] { return fmt::format("head {} ({}, {}) (got {}, exact {:.9g}, slope {:.9g})", h, i, j, b, e, ref::to_double(slopes[h])); });
+        const double err =
+            std::fabs(ref::to_double(Real(b) - *exact)) / (unit_roundoff(dt) * std::max(std::fabs(e), min_normal(dt)));
+        worst.offer(err, [&] {
+          return fmt::format("head {} ({}, {}) (got {}, exact {:.9g}, slope {:.9g})", h, i, j, b, e,
+                             ref::to_double(slopes[h]));
+        });
       }
   o.error_u = worst.value;
   o.where = worst.where;
@@ -74,14 +78,18 @@ Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
 }  // namespace
 
 Property alibi_agrees_with_reference() {
-  Property p{.id = "alibi.agrees_with_reference",
-             .statement = "The ALiBi bias is -m_h |p_i - p_j| (or causal, future masked) with the paper's slopes for any head count.",
-             .doc = "docs/properties/alibi.agrees_with_reference.md",
-             .source = "properties/alibi_agrees_with_reference.cpp",
-             .family = Family::alibi,
-             .op = Op::alibi_bias,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<AlibiCase>(p, cases, check, e, dt, rp); };
+  Property p{
+      .id = "alibi.agrees_with_reference",
+      .statement =
+          "The ALiBi bias is -m_h |p_i - p_j| (or causal, future masked) with the paper's slopes for any head count.",
+      .doc = "docs/properties/alibi.agrees_with_reference.md",
+      .source = "properties/alibi_agrees_with_reference.cpp",
+      .family = Family::alibi,
+      .op = Op::alibi_bias,
+      .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<AlibiCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

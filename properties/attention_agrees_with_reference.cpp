@@ -11,9 +11,8 @@ namespace pecheck::props {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) {
-  return attention_case_gen({AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi,
-                             AttentionPE::shaw},
-                            true, 1);
+  return attention_case_gen(
+      {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw}, true, 1);
 }
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
@@ -22,8 +21,8 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   Outcome o{.bound_u = b.bound_u};
   const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
-  const auto exact = ref::attention<Real>(c.spec, c.positions, {to_real(x.q), to_real(x.k), to_real(x.v)},
-                                          to_real(x.table));
+  const auto exact =
+      ref::attention<Real>(c.spec, c.positions, {to_real(x.q), to_real(x.k), to_real(x.v)}, to_real(x.table));
   WorstOf worst;
   const std::size_t d = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.spec.heads);
   for (std::size_t i = 0; i < out.size(); ++i) {
@@ -41,14 +40,17 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }  // namespace
 
 Property attention_agrees_with_reference() {
-  Property p{.id = "attention.agrees_with_reference",
-             .statement = "Attention with each PE plugged in, causal or not, is within the derived bound of the exact output.",
-             .doc = "docs/properties/attention.agrees_with_reference.md",
-             .source = "properties/attention_agrees_with_reference.cpp",
-             .family = Family::attention,
-             .op = Op::attention,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<AttentionCase>(p, cases, check, e, dt, rp); };
+  Property p{
+      .id = "attention.agrees_with_reference",
+      .statement = "Attention with each PE plugged in, causal or not, is within the derived bound of the exact output.",
+      .doc = "docs/properties/attention.agrees_with_reference.md",
+      .source = "properties/attention_agrees_with_reference.cpp",
+      .family = Family::attention,
+      .op = Op::attention,
+      .dtypes = {DType::f32, DType::bf16, DType::f16}};
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<AttentionCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

@@ -32,12 +32,13 @@ rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool all
           for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = pos_n[0] + static_cast<std::int64_t>(i);
           return AttentionCase{s, positions, data, perm};
         },
-        rc::gen::inRange(1, 4),
-        even ? gen::even_dim(32) : rc::gen::inRange(1, 33), rc::gen::arbitrary<bool>(),
-        rc::gen::mapcat(rc::gen::inRange(min_n, 11), [](int n) {
-          return rc::gen::map(gen::position_below(tol::kMaxPosition - n),
-                              [n](std::int64_t start) { return std::vector<std::int64_t>{start, n}; });
-        }),
+        rc::gen::inRange(1, 4), even ? gen::even_dim(32) : rc::gen::inRange(1, 33), rc::gen::arbitrary<bool>(),
+        rc::gen::mapcat(rc::gen::inRange(min_n, 11),
+                        [](int n) {
+                          return rc::gen::map(gen::position_below(tol::kMaxPosition - n), [n](std::int64_t start) {
+                            return std::vector<std::int64_t>{start, n};
+                          });
+                        }),
         gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5), gen::data_seed(), gen::data_seed());
   });
 }
@@ -68,8 +69,11 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
   const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
   const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
-  tol::AttentionCase b{.dtype = dt, .n = static_cast<int>(n), .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
-                       .head_dim = s.head_dim, .scale = s.effective_scale()};
+  tol::AttentionCase b{.dtype = dt,
+                       .n = static_cast<int>(n),
+                       .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
+                       .head_dim = s.head_dim,
+                       .scale = s.effective_scale()};
   const auto slopes = ref::alibi_slopes<double>(s.heads);
   for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = 0; i < n; ++i)
@@ -91,7 +95,9 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
           dq = rho * (qn + E * std::sqrt(double(d))), dk = rho * (kn + E * std::sqrt(double(d)));
         b.max_transform = std::max(b.max_transform, dq * kn + qn * dk + dq * dk * 0x1p-24);
         if (s.pe == AttentionPE::alibi)
-          b.max_bias = std::max(b.max_bias, std::fabs(*ref::alibi_bias<double>(s.alibi(), slopes[h], i, j, c.positions[i], c.positions[j])));
+          b.max_bias =
+              std::max(b.max_bias,
+                       std::fabs(*ref::alibi_bias<double>(s.alibi(), slopes[h], i, j, c.positions[i], c.positions[j])));
       }
   double max_v = 0;
   for (double v : t.v) max_v = std::max(max_v, std::fabs(v));
@@ -117,11 +123,13 @@ std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed) {
 std::vector<float> permute_rows(const std::vector<float>& x, const std::vector<std::size_t>& perm, std::size_t width) {
   std::vector<float> y(x.size());
   for (std::size_t i = 0; i < perm.size(); ++i)
-    std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(perm[i] * width), width, y.begin() + static_cast<std::ptrdiff_t>(i * width));
+    std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(perm[i] * width), width,
+                y.begin() + static_cast<std::ptrdiff_t>(i * width));
   return y;
 }
 
-double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, DType dt, double scale, std::string* where) {
+double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, DType dt, double scale,
+                      std::string* where) {
   double worst = 0;
   std::size_t at = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {

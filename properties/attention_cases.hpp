@@ -1,12 +1,12 @@
 // Cases, the call into the encoder and the per-case bound shared by the attention theorems.
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "impl/encoder.hpp"
 #include "properties/generators.hpp"
@@ -65,6 +65,7 @@ std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed);
 std::vector<float> permute_rows(const std::vector<float>& x, const std::vector<std::size_t>& perm, std::size_t width);
 
 /// max |a - b| over all entries, divided by u * scale.
-double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, DType dt, double scale, std::string* where);
+double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, DType dt, double scale,
+                      std::string* where);
 
 }  // namespace pecheck::props

@@ -66,7 +66,8 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 
 Property attention_order_sensitivity() {
   Property p{.id = "attention.order_sensitivity",
-             .statement = "With sinusoidal PE or RoPE, some reordering of the tokens changes the output beyond twice the bound.",
+             .statement =
+                 "With sinusoidal PE or RoPE, some reordering of the tokens changes the output beyond twice the bound.",
              .doc = "docs/properties/attention.order_sensitivity.md",
              .source = "properties/attention_order_sensitivity.cpp",
              .family = Family::attention,
@@ -76,7 +77,9 @@ Property attention_order_sensitivity() {
              // it is not a theorem there.
              .dtypes = {DType::f32},
              .direction = Direction::at_least};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<AttentionCase>(p, cases, check, e, dt, rp); };
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<AttentionCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

@@ -8,7 +8,10 @@ const std::vector<Backend>& encoders_under_test() {
   static const std::vector<Backend> all = [] {
     std::vector<Backend> v = backend_table();
     v.push_back({"reference-double", "reference/ instantiated with Real = double",
-                 [] { return Availability{true, ""}; }, [] { return make_reference_double_encoder(); }});
+                 [] {
+                   return Availability{true, ""};
+                 },
+                 [] { return make_reference_double_encoder(); }});
     return v;
   }();
   return all;

@@ -4,11 +4,11 @@
 // meaningful parts (sizes, positions, base) and still names its data exactly.
 #pragma once
 
+#include <rapidcheck.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <rapidcheck.h>
 
 #include "spec/conventions.hpp"
 #include "spec/dtype.hpp"

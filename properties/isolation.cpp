@@ -1,5 +1,6 @@
 #include "properties/isolation.hpp"
 
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -7,19 +8,20 @@
 
 #include <chrono>
 #include <cstring>
-#include <string>
-
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace pecheck {
 
 namespace {
 
 nlohmann::json to_json(const PropertyResult& r) {
-  return {{"verdict", static_cast<int>(r.verdict)}, {"cases", r.cases},
-          {"max_error_u", r.max_error_u},           {"bound_u", r.bound_u},
-          {"message", r.message},                   {"counterexample", r.counterexample},
+  return {{"verdict", static_cast<int>(r.verdict)},
+          {"cases", r.cases},
+          {"max_error_u", r.max_error_u},
+          {"bound_u", r.bound_u},
+          {"message", r.message},
+          {"counterexample", r.counterexample},
           {"distribution", r.distribution}};
 }
 
@@ -27,14 +29,16 @@ void from_json(const nlohmann::json& j, PropertyResult& r) {
   r.verdict = static_cast<Verdict>(j.at("verdict").get<int>());
   r.cases = j.at("cases").get<int>();
   // JSON has no infinity: an infinite error travels as null.
-  r.max_error_u = j.at("max_error_u").is_null() ? std::numeric_limits<double>::infinity() : j.at("max_error_u").get<double>();
+  r.max_error_u =
+      j.at("max_error_u").is_null() ? std::numeric_limits<double>::infinity() : j.at("max_error_u").get<double>();
   r.bound_u = j.at("bound_u").is_null() ? std::numeric_limits<double>::infinity() : j.at("bound_u").get<double>();
   r.message = j.at("message").get<std::string>();
   r.counterexample = j.at("counterexample").get<std::string>();
   r.distribution = j.at("distribution").get<std::vector<std::pair<std::string, int>>>();
 }
 
-[[noreturn]] void child(int fd, const Property& property, const Backend& backend, DType dtype, const RunParams& params) {
+[[noreturn]] void child(int fd, const Property& property, const Backend& backend, DType dtype,
+                        const RunParams& params) {
   std::string payload;
   try {
     const auto encoder = backend.make();
@@ -82,7 +86,8 @@ PropertyResult run_isolated(const Property& property, const Backend& backend, DT
   bool hung = false;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       hung = true;
       break;

@@ -55,7 +55,8 @@ Outcome check(Encoder& enc, DType dt, const LearnedCase& c) {
   WorstOf worst;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double e = ref::to_double(exact[i]);
-    const double err = std::fabs(ref::to_double(Real(x[i]) - exact[i])) / (unit_roundoff(dt) * std::max(std::fabs(e), min_normal(dt)));
+    const double err =
+        std::fabs(ref::to_double(Real(x[i]) - exact[i])) / (unit_roundoff(dt) * std::max(std::fabs(e), min_normal(dt)));
     worst.offer(err, [&] { return fmt::format("token {} dim {} (got {}, exact {:.9g})", i / d, i % d, x[i], e); });
   }
   // A position outside the table is an error, never a wrap to pos mod max_len.
@@ -82,7 +83,9 @@ Property learned_agrees_with_reference() {
              .family = Family::learned,
              .op = Op::learned_add,
              .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<LearnedCase>(p, cases, check, e, dt, rp); };
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<LearnedCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

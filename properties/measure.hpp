@@ -2,6 +2,8 @@
 // any error metric, and conversions to the reference's Real.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -9,8 +11,6 @@
 #include <span>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "reference/real.hpp"
 #include "spec/dtype.hpp"

@@ -4,22 +4,32 @@ namespace pecheck {
 
 std::string_view family_name(Family f) {
   switch (f) {
-    case Family::sinusoidal: return "sinusoidal";
-    case Family::learned: return "learned";
-    case Family::relative: return "relative";
-    case Family::rope: return "rope";
-    case Family::alibi: return "alibi";
-    case Family::attention: return "attention";
+    case Family::sinusoidal:
+      return "sinusoidal";
+    case Family::learned:
+      return "learned";
+    case Family::relative:
+      return "relative";
+    case Family::rope:
+      return "rope";
+    case Family::alibi:
+      return "alibi";
+    case Family::attention:
+      return "attention";
   }
   return "?";
 }
 
 std::string_view verdict_name(Verdict v) {
   switch (v) {
-    case Verdict::pass: return "pass";
-    case Verdict::fail: return "fail";
-    case Verdict::skip: return "skip";
-    case Verdict::crash: return "crash";
+    case Verdict::pass:
+      return "pass";
+    case Verdict::fail:
+      return "fail";
+    case Verdict::skip:
+      return "skip";
+    case Verdict::crash:
+      return "crash";
   }
   return "?";
 }

@@ -41,11 +41,11 @@ struct PropertyResult {
   std::string property, encoder;
   DType dtype = DType::f32;
   Verdict verdict = Verdict::pass;
-  int cases = 0;            ///< cases that ran (successes, plus the failing one)
-  double max_error_u = 0;   ///< worst measured value (the minimum for at_least properties)
-  double bound_u = 0;       ///< the bound of the case that came closest to it
-  std::uint64_t seed = 0;   ///< the derived seed that replays exactly this result
-  std::string message;      ///< why it failed, was skipped or crashed
+  int cases = 0;               ///< cases that ran (successes, plus the failing one)
+  double max_error_u = 0;      ///< worst measured value (the minimum for at_least properties)
+  double bound_u = 0;          ///< the bound of the case that came closest to it
+  std::uint64_t seed = 0;      ///< the derived seed that replays exactly this result
+  std::string message;         ///< why it failed, was skipped or crashed
   std::string counterexample;  ///< the shrunk case, rendered as one string
   std::vector<std::pair<std::string, int>> distribution;  ///< RC_TAG classes of the cases
 };
@@ -56,7 +56,7 @@ struct Property {
   std::string doc;        ///< its page, relative to the repository root
   std::string source;     ///< the file that checks it
   Family family;
-  Op op;                  ///< the operation an encoder must offer for it to apply
+  Op op;  ///< the operation an encoder must offer for it to apply
   std::vector<DType> dtypes;
   Direction direction = Direction::at_most;
   std::function<PropertyResult(Encoder&, DType, const RunParams&)> run;

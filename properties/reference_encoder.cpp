@@ -33,8 +33,8 @@ class ReferenceDoubleEncoder final : public Encoder {
     for (std::size_t t = 0; t < pos.size(); ++t)
       narrow(dt, ref::sinusoidal_row<double>(s, pos[t]), out.subspan(t * d, d));
   }
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
-                   std::span<const std::int64_t> pos, std::span<float> x) override {
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
+                   std::span<float> x) override {
     shapes::learned(s, table.size(), pos.size(), x.size());
     const auto t = widen(table), xd = widen(x);
     narrow(dt, ref::learned_add<double>(s, t, pos, xd), x);
@@ -46,21 +46,19 @@ class ReferenceDoubleEncoder final : public Encoder {
     ref::rope_apply<double>(s, heads, pos, std::span<double>(xd));
     narrow(dt, xd, x);
   }
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> pos,
-                  std::span<float> out) override {
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<float> out) override {
     shapes::alibi(s, pos.size(), out.size());
     narrow(dt, ref::alibi_bias_tensor<double>(s, pos), out);
   }
   void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> table, std::span<const std::int64_t> pos,
-                   std::span<float> out) override {
+                   std::span<const float> table, std::span<const std::int64_t> pos, std::span<float> out) override {
     shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
     const auto qd = widen(q), kd = widen(k), td = widen(table);
     narrow(dt, ref::shaw_scores<double>(s, qd, kd, td, pos), out);
   }
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos,
-                 std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                 std::span<const float> table, std::span<float> out) override {
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> table,
+                 std::span<float> out) override {
     shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
     const auto td = widen(table);
     narrow(dt, ref::attention<double>(s, pos, {widen(q), widen(k), widen(v)}, td), out);

@@ -54,9 +54,14 @@ Outcome check(Encoder& enc, DType dt, const ShawCase& c) {
     for (std::size_t j = 0; j < n; ++j) {
       const std::size_t r = ref::shaw_row(c.spec, c.positions[i], c.positions[j]) * d;
       double scale = 0;  // sum_c |q_c| (|k_c| + |r_c|): the natural size of a dot-product error
-      for (std::size_t t = 0; t < d; ++t) scale += std::fabs(q[i * d + t]) * (std::fabs(k[j * d + t]) + std::fabs(table[r + t]));
-      const double err = std::fabs(ref::to_double(Real(out[i * n + j]) - exact[i * n + j])) / (unit_roundoff(dt) * std::max(scale, min_normal(dt)));
-      worst.offer(err, [&] { return fmt::format("score({}, {}) (got {}, exact {:.9g})", i, j, out[i * n + j], ref::to_double(exact[i * n + j])); });
+      for (std::size_t t = 0; t < d; ++t)
+        scale += std::fabs(q[i * d + t]) * (std::fabs(k[j * d + t]) + std::fabs(table[r + t]));
+      const double err = std::fabs(ref::to_double(Real(out[i * n + j]) - exact[i * n + j])) /
+                         (unit_roundoff(dt) * std::max(scale, min_normal(dt)));
+      worst.offer(err, [&] {
+        return fmt::format("score({}, {}) (got {}, exact {:.9g})", i, j, out[i * n + j],
+                           ref::to_double(exact[i * n + j]));
+      });
     }
   o.error_u = worst.value;
   o.where = worst.where;

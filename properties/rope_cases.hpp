@@ -1,12 +1,12 @@
 // Cases and measurements shared by the RoPE theorems.
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "impl/encoder.hpp"
 #include "properties/generators.hpp"
@@ -29,8 +29,7 @@ struct RopeCase {
     return fmt::format("{} heads={} pos=[{}] data={}", spec.describe(), heads, fmt::join(positions, ","), data);
   }
   std::vector<std::string> tags() const {
-    std::vector<std::string> t{gen::dim_class(spec.head_dim),
-                               spec.rotary_dim < spec.head_dim ? "partial" : "full",
+    std::vector<std::string> t{gen::dim_class(spec.head_dim), spec.rotary_dim < spec.head_dim ? "partial" : "full",
                                std::string(layout_name(spec.layout))};
     for (auto p : positions) t.push_back(gen::position_class(p));
     return t;
@@ -39,7 +38,9 @@ struct RopeCase {
 
 inline rc::Gen<RopeCase> rope_case_gen(rc::Gen<std::vector<std::int64_t>> positions) {
   return rc::gen::apply(
-      [](RopeSpec s, int heads, std::vector<std::int64_t> p, std::uint32_t data) { return RopeCase{s, heads, p, data}; },
+      [](RopeSpec s, int heads, std::vector<std::int64_t> p, std::uint32_t data) {
+        return RopeCase{s, heads, p, data};
+      },
       gen::rope_spec(256), rc::gen::inRange(1, 4), positions, gen::data_seed());
 }
 
@@ -52,8 +53,8 @@ inline std::vector<float> encoder_rope(Encoder& enc, DType dt, const RopeCase& c
 }
 
 /// max over pairs (and pass-through dims) of |a_p - b_p| / (u max(|x_p|, min_normal)).
-inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<float>& x,
-                                const std::vector<double>& a, const std::vector<double>& b) {
+inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<float>& x, const std::vector<double>& a,
+                                const std::vector<double>& b) {
   const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
   const std::size_t rot = static_cast<std::size_t>(c.spec.rotary_dim);
   const double u = unit_roundoff(dt);
@@ -72,7 +73,8 @@ inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<f
       });
     }
     for (std::size_t k = rot; k < hd; ++k) {
-      const double err = std::fabs(a[base + k] - b[base + k]) / (u * std::max(double{std::fabs(x[base + k])}, min_normal(dt)));
+      const double err =
+          std::fabs(a[base + k] - b[base + k]) / (u * std::max(double{std::fabs(x[base + k])}, min_normal(dt)));
       worst.offer(err, [&] { return fmt::format("token {} head {} pass-through dim {}", token, head, k); });
     }
   }

@@ -47,7 +47,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
       const double nx = pair_norm(x[base + static_cast<std::size_t>(i)], x[base + static_cast<std::size_t>(j)]);
       const double ny = pair_norm(y[base + static_cast<std::size_t>(i)], y[base + static_cast<std::size_t>(j)]);
       const double err = std::fabs(ny - nx) / (unit_roundoff(dt) * std::max(nx, min_normal(dt)));
-      worst.offer(err, [&] { return fmt::format("(1) token {} pair {} pos={}: |x_p| = {:.9g}, |y_p| = {:.9g}", token, p, c.positions[token], nx, ny); });
+      worst.offer(err, [&] {
+        return fmt::format("(1) token {} pair {} pos={}: |x_p| = {:.9g}, |y_p| = {:.9g}", token, p, c.positions[token],
+                           nx, ny);
+      });
     }
   }
   o.error_u = worst.value;
@@ -59,7 +62,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 
 Property rope_orthogonal() {
   Property p{.id = "rope.orthogonal",
-             .statement = "|R_m x| = |x| pair by pair, R_0 = I exactly, pass-through dims of partial rotary are bit-identical.",
+             .statement =
+                 "|R_m x| = |x| pair by pair, R_0 = I exactly, pass-through dims of partial rotary are bit-identical.",
              .doc = "docs/properties/rope.orthogonal.md",
              .source = "properties/rope_orthogonal.cpp",
              .family = Family::rope,

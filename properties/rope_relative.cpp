@@ -33,7 +33,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const auto q = gen::values(c.data, 1, d, dt), k = gen::values(c.data, 2, d, dt);
   const std::int64_t m = c.positions[0], n = c.positions[1], t = c.positions[2];
   const auto qm = encoder_rope(enc, dt, c, q, {m}, o.failure), kn = encoder_rope(enc, dt, c, k, {n}, o.failure);
-  const auto qmt = encoder_rope(enc, dt, c, q, {m + t}, o.failure), knt = encoder_rope(enc, dt, c, k, {n + t}, o.failure);
+  const auto qmt = encoder_rope(enc, dt, c, q, {m + t}, o.failure),
+             knt = encoder_rope(enc, dt, c, k, {n + t}, o.failure);
   if (!o.failure.empty()) return o;
   const double s1 = dot(qm, kn), s2 = dot(qmt, knt);
   o.error_u = std::fabs(s1 - s2) / (unit_roundoff(dt) * norm(q) * norm(k));

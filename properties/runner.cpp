@@ -28,12 +28,12 @@ std::string MeasurementTracker::record(const Outcome& o) {
   seen_ = true;
   const bool holds = at_most ? o.error_u <= o.bound_u : o.error_u > o.bound_u;
   if (holds) return {};
-  return last_failure_ = at_most ? fmt::format("error {:.4g} u exceeds the bound {:.4g} u{}", o.error_u, o.bound_u, where)
-                 : fmt::format("separation {:.4g} u does not exceed {:.4g} u{}", o.error_u, o.bound_u, where);
+  return last_failure_ =
+             at_most ? fmt::format("error {:.4g} u exceeds the bound {:.4g} u{}", o.error_u, o.bound_u, where)
+                     : fmt::format("separation {:.4g} u does not exceed {:.4g} u{}", o.error_u, o.bound_u, where);
 }
 
-void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t,
-                          PropertyResult& out) {
+void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t, PropertyResult& out) {
   out.max_error_u = t.worst();
   out.bound_u = t.bound_at_worst();
   if (r.template is<rc::detail::SuccessResult>()) {

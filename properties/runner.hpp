@@ -2,6 +2,10 @@
 // generator, records every measurement, and shrinks a failure to a minimal counterexample.
 #pragma once
 
+#include <fmt/format.h>
+#include <rapidcheck.h>
+#include <rapidcheck/detail/TestListener.h>
+
 #include <algorithm>
 #include <cmath>
 #include <exception>
@@ -9,10 +13,6 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
-
-#include <fmt/format.h>
-#include <rapidcheck.h>
-#include <rapidcheck/detail/TestListener.h>
 
 #include "properties/property.hpp"
 
@@ -39,8 +39,7 @@ class MeasurementTracker {
 };
 
 /// Converts RapidCheck's result into a PropertyResult (verdict, cases, counterexample).
-void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t,
-                          PropertyResult& out);
+void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t, PropertyResult& out);
 
 /// Listens to nothing: results come back as values, and RapidCheck's global listener (which
 /// prints its configuration and a reproduce string at exit) stays out of our reports.
@@ -108,8 +107,6 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
 namespace pecheck::props {
 /// RapidCheck prints a counterexample through showValue, found by ADL in the case's namespace.
 template <class Case>
-  requires requires(const Case& c) { c.describe(); }
-void showValue(const Case& c, std::ostream& os) {
-  os << c.describe();
-}
+requires requires(const Case& c) { c.describe(); }
+void showValue(const Case& c, std::ostream& os) { os << c.describe(); }
 }  // namespace pecheck::props

@@ -12,9 +12,11 @@ namespace pecheck::props {
 namespace {
 
 rc::Gen<SinusoidalCase> cases(DType) {
-  return rc::gen::apply([](SinusoidalSpec s, std::vector<std::int64_t> p) { return SinusoidalCase{s, p}; },
-                        sinusoidal_spec_gen(),
-                        rc::gen::container<std::vector<std::int64_t>>(3, gen::position()));
+  return rc::gen::apply(
+      [](SinusoidalSpec s, std::vector<std::int64_t> p) {
+        return SinusoidalCase{s, p};
+      },
+      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(3, gen::position()));
 }
 
 Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
@@ -28,8 +30,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
     const auto exact = ref::sinusoidal_row<Real>(c.spec, c.positions[r]);
     for (std::size_t k = 0; k < d; ++k) {
       const double err = std::fabs(ref::to_double(Real(rows[r * d + k]) - exact[k])) / u;
-      worst.offer(err, [&] { return fmt::format("pos={} dim={} (got {}, exact {:.9g})", c.positions[r], k,
-                                                rows[r * d + k], ref::to_double(exact[k])); });
+      worst.offer(err, [&] {
+        return fmt::format("pos={} dim={} (got {}, exact {:.9g})", c.positions[r], k, rows[r * d + k],
+                           ref::to_double(exact[k]));
+      });
     }
   }
   o.error_u = worst.value;
@@ -47,7 +51,9 @@ Property sinusoidal_agrees_with_reference() {
              .family = Family::sinusoidal,
              .op = Op::sinusoidal_table,
              .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

@@ -10,9 +10,11 @@ namespace pecheck::props {
 namespace {
 
 rc::Gen<SinusoidalCase> cases(DType) {
-  return rc::gen::apply([](SinusoidalSpec s, std::vector<std::int64_t> p) { return SinusoidalCase{s, p}; },
-                        sinusoidal_spec_gen(),
-                        rc::gen::container<std::vector<std::int64_t>>(4, gen::position()));
+  return rc::gen::apply(
+      [](SinusoidalSpec s, std::vector<std::int64_t> p) {
+        return SinusoidalCase{s, p};
+      },
+      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(4, gen::position()));
 }
 
 Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
@@ -34,7 +36,8 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
     }
     // (2) |PE(p)|^2 = d/2: each (sin, cos) pair has unit norm.
     const double err = std::fabs(norm2 - static_cast<double>(d) / 2) / unit_roundoff(dt);
-    worst.offer(err, [&] { return fmt::format("(2) pos={}: |PE|^2 = {:.9g}, d/2 = {}", c.positions[r], norm2, d / 2); });
+    worst.offer(err,
+                [&] { return fmt::format("(2) pos={}: |PE|^2 = {:.9g}, d/2 = {}", c.positions[r], norm2, d / 2); });
   }
   o.error_u = worst.value;
   o.where = worst.where;
@@ -51,7 +54,9 @@ Property sinusoidal_bounds() {
              .family = Family::sinusoidal,
              .op = Op::sinusoidal_table,
              .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

@@ -1,12 +1,12 @@
 // Cases shared by the sinusoidal theorems: a spec and a few positions.
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "impl/encoder.hpp"
 #include "properties/generators.hpp"
@@ -27,8 +27,11 @@ struct SinusoidalCase {
 };
 
 inline rc::Gen<SinusoidalSpec> sinusoidal_spec_gen() {
-  return rc::gen::apply([](int d, double base, SinusoidalLayout l) { return SinusoidalSpec{d, base, l}; },
-                        gen::even_dim(256), gen::base(), gen::sinusoidal_layout());
+  return rc::gen::apply(
+      [](int d, double base, SinusoidalLayout l) {
+        return SinusoidalSpec{d, base, l};
+      },
+      gen::even_dim(256), gen::base(), gen::sinusoidal_layout());
 }
 
 /// The encoder's rows for the given positions; failure set when an output is not clean.

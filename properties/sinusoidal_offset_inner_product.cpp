@@ -47,7 +47,9 @@ Property sinusoidal_offset_inner_product() {
              .family = Family::sinusoidal,
              .op = Op::sinusoidal_table,
              .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

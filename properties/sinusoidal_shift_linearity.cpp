@@ -32,7 +32,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
     const double re1 = b.re * a.re + b.im * a.im, im1 = b.im * a.re - b.re * a.im;
     const double re2 = y.re * x.re + y.im * x.im, im2 = y.im * x.re - y.re * x.im;
     const double err = std::hypot(re1 - re2, im1 - im2) / unit_roundoff(dt);
-    worst.offer(err, [&] { return fmt::format("pair {} (rotation by k seen from p: ({:.9g}, {:.9g}), from q: ({:.9g}, {:.9g}))", i, re1, im1, re2, im2); });
+    worst.offer(err, [&] {
+      return fmt::format("pair {} (rotation by k seen from p: ({:.9g}, {:.9g}), from q: ({:.9g}, {:.9g}))", i, re1, im1,
+                         re2, im2);
+    });
   }
   o.error_u = worst.value;
   o.where = worst.where;
@@ -49,7 +52,9 @@ Property sinusoidal_shift_linearity() {
              .family = Family::sinusoidal,
              .op = Op::sinusoidal_table,
              .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<SinusoidalCase>(p, cases, check, e, dt, rp); };
+  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
+  };
   return p;
 }
 

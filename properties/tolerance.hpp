@@ -19,22 +19,22 @@ inline constexpr double kPositionContract = 2.0;
 /// Largest position the position contract covers.
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 24) - 1;
 
-double sinusoidal_entry(DType);                  ///< |pe - pe_ref| / u
-double sinusoidal_shift(DType);                  ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
-double sinusoidal_gram(DType, int d_model);      ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
-double sinusoidal_norm(DType, int d_model);      ///< ||PE(p)|^2 - d/2| / u
-double rope_pair(DType);                         ///< per pair, / (u max(|x_p|, min_normal))
-double rope_relative(DType, int head_dim);       ///< score difference / (u |q| |k|)
-double rope_composition(DType);                  ///< per pair, / (u max(|x_p|, min_normal))
-double learned_add(DType);                       ///< / (u max(|y_ref|, min_normal))
-double alibi_bias(DType);                        ///< / (u max(|b_ref|, min_normal))
-double shaw_score(DType, int head_dim);          ///< / (u sum_c |q_c| (|k_c| + |r_c|))
+double sinusoidal_entry(DType);              ///< |pe - pe_ref| / u
+double sinusoidal_shift(DType);              ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
+double sinusoidal_gram(DType, int d_model);  ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
+double sinusoidal_norm(DType, int d_model);  ///< ||PE(p)|^2 - d/2| / u
+double rope_pair(DType);                     ///< per pair, / (u max(|x_p|, min_normal))
+double rope_relative(DType, int head_dim);   ///< score difference / (u |q| |k|)
+double rope_composition(DType);              ///< per pair, / (u max(|x_p|, min_normal))
+double learned_add(DType);                   ///< / (u max(|y_ref|, min_normal))
+double alibi_bias(DType);                    ///< / (u max(|b_ref|, min_normal))
+double shaw_score(DType, int head_dim);      ///< / (u sum_c |q_c| (|k_c| + |r_c|))
 
 /// What the attention bound needs to know about one case (from the exact transformed inputs).
 struct AttentionCase {
   DType dtype = DType::f32;
-  int n = 1;                 ///< sequence length
-  int dot_length = 1;        ///< head_dim, or 2 head_dim with Shaw's q.r term
+  int n = 1;           ///< sequence length
+  int dot_length = 1;  ///< head_dim, or 2 head_dim with Shaw's q.r term
   int head_dim = 1;
   double scale = 1;          ///< softmax scale
   double max_weighted = 0;   ///< max over unmasked (i,j) of scale-free |q_i||k_j| (+ |q_i||r_ij|)

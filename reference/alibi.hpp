@@ -28,8 +28,8 @@ std::vector<Real> alibi_slopes(int heads) {
 
 /// Bias of query i (position pi) for key j (position pj), or nullopt when causally masked.
 template <class Real>
-std::optional<Real> alibi_bias(const AlibiSpec& s, const Real& slope, std::size_t i, std::size_t j,
-                               std::int64_t pi, std::int64_t pj) {
+std::optional<Real> alibi_bias(const AlibiSpec& s, const Real& slope, std::size_t i, std::size_t j, std::int64_t pi,
+                               std::int64_t pj) {
   using std::abs;
   if (s.causal && j > i) return std::nullopt;
   const Real distance = s.causal ? Real(pi - pj) : abs(Real(pi - pj));

@@ -2,14 +2,13 @@
 // with each encoder family plugged in: added to the inputs, applied to Q/K, or added to scores.
 #pragma once
 
+#include <Eigen/Dense>
+#include <boost/multiprecision/eigen.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
 #include <vector>
-
-#include <Eigen/Dense>
-#include <boost/multiprecision/eigen.hpp>
 
 #include "reference/alibi.hpp"
 #include "reference/relative.hpp"
@@ -31,8 +30,7 @@ struct AttentionInputs {
 /// The position transforms that act on the inputs: PE added to Q, K, V (sinusoidal) or RoPE on
 /// Q and K. Score-side encodings (ALiBi, Shaw) leave the inputs as they are.
 template <class Real>
-AttentionInputs<Real> attention_transform_inputs(const AttentionSpec& s,
-                                                 std::span<const std::int64_t> positions,
+AttentionInputs<Real> attention_transform_inputs(const AttentionSpec& s, std::span<const std::int64_t> positions,
                                                  AttentionInputs<Real> in) {
   const std::size_t w = static_cast<std::size_t>(s.width());
   if (s.pe == AttentionPE::sinusoidal) {
@@ -58,8 +56,7 @@ Matrix<Real> head_matrix(const std::vector<Real>& x, std::size_t n, int heads, i
   for (std::size_t t = 0; t < n; ++t)
     for (int c = 0; c < head_dim; ++c)
       m(static_cast<Eigen::Index>(t), c) =
-          x[(t * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) *
-                static_cast<std::size_t>(head_dim) +
+          x[(t * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)) * static_cast<std::size_t>(head_dim) +
             static_cast<std::size_t>(c)];
   return m;
 }
@@ -67,8 +64,7 @@ Matrix<Real> head_matrix(const std::vector<Real>& x, std::size_t n, int heads, i
 /// Pre-softmax logits of head h (n x n): scale * (q.k [+ q.r]) [+ alibi], -inf where masked.
 template <class Real>
 Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64_t> positions,
-                              const AttentionInputs<Real>& x, std::span<const Real> shaw_table,
-                              int h) {
+                              const AttentionInputs<Real>& x, std::span<const Real> shaw_table, int h) {
   const std::size_t n = positions.size();
   const Matrix<Real> qh = head_matrix(x.q, n, s.heads, s.head_dim, h);
   const Matrix<Real> kh = head_matrix(x.k, n, s.heads, s.head_dim, h);
@@ -84,7 +80,8 @@ Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64
         logits(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) += acc;
       }
   }
-  logits *= Real(s.effective_scale());
+  using std::sqrt;  // the default scale 1/sqrt(d) in Real: a double would carry only 53 bits
+  logits *= s.scale ? Real(*s.scale) : Real(1) / sqrt(Real(s.head_dim));
   const Real slope = s.pe == AttentionPE::alibi ? alibi_slopes<Real>(s.heads)[static_cast<std::size_t>(h)] : Real(0);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
@@ -123,19 +120,20 @@ std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::in
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(s.heads);
   std::vector<Real> out(n * H * hd);
   for (int h = 0; h < s.heads; ++h) {
-    const Matrix<Real> o = softmax_rows(attention_logits(s, positions, x, shaw_table, h)) *
-                           head_matrix(x.v, n, s.heads, s.head_dim, h);
+    const Matrix<Real> o =
+        softmax_rows(attention_logits(s, positions, x, shaw_table, h)) * head_matrix(x.v, n, s.heads, s.head_dim, h);
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t c = 0; c < hd; ++c)
-        out[(t * H + static_cast<std::size_t>(h)) * hd + c] = o(static_cast<Eigen::Index>(t), static_cast<Eigen::Index>(c));
+        out[(t * H + static_cast<std::size_t>(h)) * hd + c] =
+            o(static_cast<Eigen::Index>(t), static_cast<Eigen::Index>(c));
   }
   return out;
 }
 
 /// Attention with its position encoding, from raw Q, K, V.
 template <class Real>
-std::vector<Real> attention(const AttentionSpec& s, std::span<const std::int64_t> positions,
-                            AttentionInputs<Real> in, std::span<const Real> shaw_table) {
+std::vector<Real> attention(const AttentionSpec& s, std::span<const std::int64_t> positions, AttentionInputs<Real> in,
+                            std::span<const Real> shaw_table) {
   s.validate();
   return attention_core(s, positions, attention_transform_inputs(s, positions, std::move(in)), shaw_table);
 }

@@ -1,12 +1,12 @@
 // Learned absolute position embedding: y = x + E[pos]; a position outside the table is an error.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "spec/conventions.hpp"
 
@@ -15,8 +15,7 @@ namespace pecheck::ref {
 /// Throws std::out_of_range for a position outside [0, max_len): a table never wraps.
 inline void check_learned_position(const LearnedSpec& s, std::int64_t pos) {
   if (pos < 0 || pos >= s.max_len)
-    throw std::out_of_range(
-        fmt::format("learned position {} is outside the table [0, {})", pos, s.max_len));
+    throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", pos, s.max_len));
 }
 
 /// x (positions.size() x d_model) plus rows of table (max_len x d_model).

@@ -7,8 +7,8 @@ namespace pecheck::ref {
 
 /// Default Real of the reference: mpfr_float_50 (the MPFR backend at 50 decimal digits, ~167
 /// bits) with expression templates off, so `auto` and Eigen see plain values.
-using Mpfr50 = boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<50>,
-                                             boost::multiprecision::et_off>;
+using Mpfr50 =
+    boost::multiprecision::number<boost::multiprecision::mpfr_float_backend<50>, boost::multiprecision::et_off>;
 using DefaultReal = Mpfr50;
 
 template <class Real>

@@ -34,8 +34,7 @@ void rope_rotate(const RopeSpec& s, std::int64_t pos, std::span<Real> head) {
 
 /// Applies RoPE in place to x of shape (tokens, heads, head_dim), token t at positions[t].
 template <class Real>
-void rope_apply(const RopeSpec& s, int heads, std::span<const std::int64_t> positions,
-                std::span<Real> x) {
+void rope_apply(const RopeSpec& s, int heads, std::span<const std::int64_t> positions, std::span<Real> x) {
   s.validate();
   const std::size_t hd = static_cast<std::size_t>(s.head_dim);
   for (std::size_t t = 0; t < positions.size(); ++t)

@@ -2,14 +2,14 @@
 // impl/ and properties/, each able to describe itself in one string.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-
-#include <fmt/format.h>
 
 namespace pecheck {
 
@@ -47,8 +47,7 @@ struct SinusoidalSpec {
     if (!(base > 1.0)) throw std::invalid_argument(fmt::format("sinusoidal base must be > 1, got {}", base));
   }
   std::string describe() const {
-    return fmt::format("sinusoidal(layout={},d={},base={})", layout_name(layout), d_model,
-                       short_number(base));
+    return fmt::format("sinusoidal(layout={},d={},base={})", layout_name(layout), d_model, short_number(base));
   }
 };
 
@@ -76,13 +75,13 @@ struct RopeSpec {
     if (head_dim <= 0 || head_dim % 2 != 0)
       throw std::invalid_argument(fmt::format("RoPE head_dim must be even and > 0, got {}", head_dim));
     if (rotary_dim <= 0 || rotary_dim % 2 != 0 || rotary_dim > head_dim)
-      throw std::invalid_argument(fmt::format(
-          "RoPE rotary_dim must be even and in (0, head_dim={}], got {}", head_dim, rotary_dim));
+      throw std::invalid_argument(
+          fmt::format("RoPE rotary_dim must be even and in (0, head_dim={}], got {}", head_dim, rotary_dim));
     if (!(base > 1.0)) throw std::invalid_argument(fmt::format("RoPE base must be > 1, got {}", base));
   }
   std::string describe() const {
-    return fmt::format("rope(layout={},d={},rot={},base={})", layout_name(layout), head_dim,
-                       rotary_dim, short_number(base));
+    return fmt::format("rope(layout={},d={},rot={},base={})", layout_name(layout), head_dim, rotary_dim,
+                       short_number(base));
   }
 };
 
@@ -95,9 +94,7 @@ struct AlibiSpec {
   void validate() const {
     if (heads <= 0) throw std::invalid_argument(fmt::format("ALiBi needs heads > 0, got {}", heads));
   }
-  std::string describe() const {
-    return fmt::format("alibi(heads={},{})", heads, causal ? "causal" : "symmetric");
-  }
+  std::string describe() const { return fmt::format("alibi(heads={},{})", heads, causal ? "causal" : "symmetric"); }
 };
 
 /// Shaw et al. relative embeddings: score(i, j) = q_i . k_j + q_i . r[clamp(p_j - p_i, -K, K) + K]
@@ -108,8 +105,8 @@ struct ShawSpec {
 
   void validate() const {
     if (max_distance < 0 || head_dim <= 0)
-      throw std::invalid_argument(fmt::format("Shaw needs K >= 0 and head_dim > 0, got K={} d={}",
-                                              max_distance, head_dim));
+      throw std::invalid_argument(
+          fmt::format("Shaw needs K >= 0 and head_dim > 0, got K={} d={}", max_distance, head_dim));
   }
   int table_rows() const { return 2 * max_distance + 1; }
   std::string describe() const { return fmt::format("shaw(K={},d={})", max_distance, head_dim); }
@@ -126,11 +123,16 @@ enum class AttentionPE {
 
 inline std::string_view pe_name(AttentionPE p) {
   switch (p) {
-    case AttentionPE::none: return "none";
-    case AttentionPE::sinusoidal: return "sinusoidal";
-    case AttentionPE::rope: return "rope";
-    case AttentionPE::alibi: return "alibi";
-    case AttentionPE::shaw: return "shaw";
+    case AttentionPE::none:
+      return "none";
+    case AttentionPE::sinusoidal:
+      return "sinusoidal";
+    case AttentionPE::rope:
+      return "rope";
+    case AttentionPE::alibi:
+      return "alibi";
+    case AttentionPE::shaw:
+      return "shaw";
   }
   return "?";
 }
@@ -158,15 +160,13 @@ struct AttentionSpec {
   void validate() const {
     if (heads <= 0 || head_dim <= 0)
       throw std::invalid_argument(fmt::format("attention needs heads, head_dim > 0, got {}x{}", heads, head_dim));
-    if (scale && !(std::isfinite(*scale)))
-      throw std::invalid_argument("attention scale must be finite");
+    if (scale && !(std::isfinite(*scale))) throw std::invalid_argument("attention scale must be finite");
     if (pe == AttentionPE::rope) rope().validate();
     if (pe == AttentionPE::sinusoidal) sinusoidal().validate();
     if (pe == AttentionPE::shaw) shaw().validate();
   }
   std::string describe() const {
-    return fmt::format("attention(heads={},d={},{},pe={}{})", heads, head_dim,
-                       causal ? "causal" : "full", pe_name(pe),
+    return fmt::format("attention(heads={},d={},{},pe={}{})", heads, head_dim, causal ? "causal" : "full", pe_name(pe),
                        scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
   }
 };

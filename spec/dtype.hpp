@@ -18,9 +18,12 @@ inline constexpr DType kAllDTypes[] = {DType::f32, DType::bf16, DType::f16};
 
 inline std::string_view dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::f16: return "f16";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f16:
+      return "f16";
   }
   return "?";
 }
@@ -34,9 +37,12 @@ inline DType parse_dtype(std::string_view s) {
 /// Unit roundoff u = 2^-p of the storage format (half an ulp at 1): the unit of every error.
 inline double unit_roundoff(DType t) {
   switch (t) {
-    case DType::f32: return 0x1p-24;
-    case DType::bf16: return 0x1p-8;
-    case DType::f16: return 0x1p-11;
+    case DType::f32:
+      return 0x1p-24;
+    case DType::bf16:
+      return 0x1p-8;
+    case DType::f16:
+      return 0x1p-11;
   }
   return 0;
 }
@@ -63,9 +69,12 @@ inline double round_to_format(double x, int bits, int emin, int emax) {
 /// Every value of every format is exactly representable as a float, so float carries all three.
 inline float round_to(DType t, double x) {
   switch (t) {
-    case DType::f32: return static_cast<float>(x);
-    case DType::bf16: return static_cast<float>(detail::round_to_format(x, 8, -126, 127));
-    case DType::f16: return static_cast<float>(detail::round_to_format(x, 11, -14, 15));
+    case DType::f32:
+      return static_cast<float>(x);
+    case DType::bf16:
+      return static_cast<float>(detail::round_to_format(x, 8, -126, 127));
+    case DType::f16:
+      return static_cast<float>(detail::round_to_format(x, 11, -14, 15));
   }
   return 0;
 }
@@ -77,8 +86,6 @@ inline bool representable(DType t, float x) {
 
 /// bf16 bits of a float that is already a bf16 value (the top 16 bits).
 inline std::uint16_t bf16_bits(float x) { return std::bit_cast<std::uint32_t>(x) >> 16; }
-inline float bf16_from_bits(std::uint16_t b) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
-}
+inline float bf16_from_bits(std::uint16_t b) { return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16); }
 
 }  // namespace pecheck

@@ -2,13 +2,13 @@
 // each value is a fixed point, each midpoint rounds to the even neighbour, overflow happens
 // exactly at the IEEE rounding boundary. Every error metric of pecheck is in units of these
 // formats, so a rounding bug here would silently shift every tolerance.
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "spec/dtype.hpp"
 
@@ -30,7 +30,8 @@ struct Format {
   std::uint32_t exp_field(std::uint32_t b) const { return (b >> man_bits) & ((1u << exp_bits) - 1); }
   bool finite(std::uint32_t b) const { return exp_field(b) != (1u << exp_bits) - 1; }
 
-  /// Value of a finite pattern: (-1)^s * m * 2^(e - bias - man_bits), with the hidden bit for e > 0.
+  /// Value of a finite pattern: (-1)^s * m * 2^(e - bias - man_bits), with the hidden bit for e >
+  /// 0.
   double decode(std::uint32_t b) const {
     const std::uint32_t m = b & ((1u << man_bits) - 1), e = exp_field(b);
     const bool neg = (b >> (exp_bits + man_bits)) & 1u;

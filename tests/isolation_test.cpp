@@ -1,5 +1,7 @@
 // An encoder that crashes, aborts, throws or hangs is a reported result (verdict crash), never
 // the end of the run; a healthy one gives the same result in a child as in-process.
+#include "properties/isolation.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -7,7 +9,6 @@
 #include <thread>
 
 #include "impl/scalar/scalar_encoder.hpp"
-#include "properties/isolation.hpp"
 
 namespace pecheck {
 namespace {
@@ -24,7 +25,9 @@ class Misbehaving final : public Encoder {
  public:
   std::string name() const override { return "misbehaving"; }
   Support supports(Op, DType) const override { return {}; }
-  void rope_apply(const RopeSpec&, DType, int, std::span<const std::int64_t>, std::span<float>) override { Misbehave{}(); }
+  void rope_apply(const RopeSpec&, DType, int, std::span<const std::int64_t>, std::span<float>) override {
+    Misbehave{}();
+  }
 };
 
 struct Segfault {
@@ -39,7 +42,11 @@ struct Hang {
 
 template <class M>
 Backend backend_of() {
-  return {"misbehaving", "test", [] { return Availability{true, ""}; }, [] { return std::unique_ptr<Encoder>(new Misbehaving<M>); }};
+  return {"misbehaving", "test",
+          [] {
+            return Availability{true, ""};
+          },
+          [] { return std::unique_ptr<Encoder>(new Misbehaving<M>); }};
 }
 
 const RunParams kParams{42, 20};

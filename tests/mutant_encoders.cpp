@@ -16,7 +16,8 @@ class Forwarding : public Encoder {
   explicit Forwarding(std::string name) : name_(std::move(name)) {}
   std::string name() const override { return name_; }
   Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
+                        std::span<float> o) override {
     inner_->sinusoidal_table(s, dt, p, o);
   }
   void learned_add(const LearnedSpec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
@@ -47,7 +48,8 @@ class Forwarding : public Encoder {
 /// pe[:,0::2] = cos, pe[:,1::2] = sin: the two halves of every pair swapped.
 struct SinCosSwapped : Forwarding {
   SinCosSwapped() : Forwarding("mutant-sin-cos-swapped") {}
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
+                        std::span<float> o) override {
     inner_->sinusoidal_table(s, dt, p, o);
     const std::size_t d = static_cast<std::size_t>(s.d_model), half = d / 2;
     for (std::size_t r = 0; r < p.size(); ++r)
@@ -92,10 +94,14 @@ struct RopeFp32Angles : Forwarding {
   RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
     shapes::rope(s, h, p.size(), x.size());
-    rope_with_angles(s, dt, h, p, x, [&](std::int64_t pos, int i) {
-      const float inv = 1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * i) / static_cast<float>(s.rotary_dim));
-      return static_cast<double>(static_cast<float>(pos) * inv);
-    }, s.rotary_dim);
+    rope_with_angles(
+        s, dt, h, p, x,
+        [&](std::int64_t pos, int i) {
+          const float inv =
+              1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * i) / static_cast<float>(s.rotary_dim));
+          return static_cast<double>(static_cast<float>(pos) * inv);
+        },
+        s.rotary_dim);
   }
 };
 
@@ -104,10 +110,13 @@ struct RopeBf16Angles : Forwarding {
   RopeBf16Angles() : Forwarding("mutant-rope-bf16-angles") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
     shapes::rope(s, h, p.size(), x.size());
-    rope_with_angles(s, dt, h, p, x, [&](std::int64_t pos, int i) {
-      const double inv = std::pow(s.base, -2.0 * i / s.rotary_dim);
-      return static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv));
-    }, s.rotary_dim);
+    rope_with_angles(
+        s, dt, h, p, x,
+        [&](std::int64_t pos, int i) {
+          const double inv = std::pow(s.base, -2.0 * i / s.rotary_dim);
+          return static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv));
+        },
+        s.rotary_dim);
   }
 };
 
@@ -192,7 +201,9 @@ std::unique_ptr<Encoder> make() {
 
 }  // namespace
 
-std::unique_ptr<Encoder> make_forwarding_scalar(std::string name) { return std::make_unique<Forwarding>(std::move(name)); }
+std::unique_ptr<Encoder> make_forwarding_scalar(std::string name) {
+  return std::make_unique<Forwarding>(std::move(name));
+}
 
 const std::vector<Mutant>& mutants() {
   static const std::vector<Mutant> all = {

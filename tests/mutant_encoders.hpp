@@ -11,8 +11,8 @@
 namespace pecheck::testing {
 
 struct Mutant {
-  std::string name;         ///< what is wrong, in a few words
-  std::string caught_by;    ///< the property that must fail on it
+  std::string name;       ///< what is wrong, in a few words
+  std::string caught_by;  ///< the property that must fail on it
   std::unique_ptr<Encoder> (*make)();
 };
 

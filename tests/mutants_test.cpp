@@ -1,11 +1,10 @@
 // The mutation catalogue: each deliberately wrong encoder (a real bug) must be caught by the
 // property named for it, with a shrunk counterexample; the forwarding wrapper the mutants are
 // built on must itself pass, so a catch is the mutation's doing and not the wrapper's.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <iostream>
-
-#include <fmt/format.h>
 
 #include "properties/property.hpp"
 #include "tests/mutant_encoders.hpp"

@@ -1,14 +1,13 @@
 // Every property x every encoder under test x every dtype of the property, one GoogleTest each,
 // named Catalogue/PropertyTest.Holds/<property>__<encoder>__<dtype>. An unavailable backend is a
 // skip with its reason. The seed is printed; PECHECK_SEED and PECHECK_CASES change the run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "properties/encoders.hpp"
 #include "properties/property.hpp"
@@ -50,11 +49,12 @@ TEST_P(PropertyTest, Holds) {
   const PropertyResult r = c.property->run(*encoder, c.dtype, params);
   std::cout << fmt::format("seed {} (property seed {}): {} cases, max {:.4g} u, bound {:.4g} u\n", params.seed, r.seed,
                            r.cases, r.max_error_u, r.bound_u);
-  ASSERT_EQ(r.verdict, Verdict::pass)
-      << r.message << "\n  counterexample: " << r.counterexample
-      << fmt::format("\n  replay: PECHECK_SEED={} ctest -R '{}' or build/pecheck verify --backend {} --property {} --dtype {} --seed {} --cases {}",
-                     params.seed, c.property->id, c.backend->name, c.property->id, dtype_name(c.dtype), params.seed,
-                     params.cases);
+  ASSERT_EQ(r.verdict, Verdict::pass) << r.message << "\n  counterexample: " << r.counterexample
+                                      << fmt::format(
+                                             "\n  replay: PECHECK_SEED={} ctest -R '{}' or build/pecheck verify "
+                                             "--backend {} --property {} --dtype {} --seed {} --cases {}",
+                                             params.seed, c.property->id, c.backend->name, c.property->id,
+                                             dtype_name(c.dtype), params.seed, params.cases);
   // No vacuous pass: every requested case ran and was measured.
   EXPECT_EQ(r.cases, params.cases);
   EXPECT_FALSE(r.distribution.empty()) << "cases were not classified";

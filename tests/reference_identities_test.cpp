@@ -4,22 +4,24 @@
 // ALiBi slopes are ordered. The crosscheck test pins a few values; these pin the structure over
 // random specs, positions (negative and large included) and inputs.
 
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <ostream>
 #include <span>
 #include <type_traits>
 #include <vector>
 
-#include <gtest/gtest.h>
-#include <rapidcheck/gtest.h>
-
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
+#include "tests/test_seed.hpp"
 
 // RapidCheck finds these by ADL to print the enums of a counterexample instead of <???>.
 namespace pecheck {
@@ -29,6 +31,13 @@ void showValue(AttentionPE p, std::ostream& os) { os << pe_name(p); }
 }  // namespace pecheck
 
 namespace {
+
+// RapidCheck reads RC_PARAMS on first use; default it to the suite's fixed seed so CI runs are
+// reproducible (PECHECK_SEED varies it, an RC_PARAMS already set wins and is left alone).
+[[maybe_unused]] const bool kSeeded = [] {
+  const auto params = "seed=" + std::to_string(pecheck::testing::test_seed());
+  return setenv("RC_PARAMS", params.c_str(), /*overwrite=*/0) == 0;
+}();
 
 using namespace pecheck;
 using Mp = ref::DefaultReal;
@@ -43,7 +52,9 @@ template <class Real>
 constexpr bool kSmall = !std::is_same_v<Real, double>;
 
 template <class Real>
-double dbl(const Real& x) { return ref::to_double(x); }
+double dbl(const Real& x) {
+  return ref::to_double(x);
+}
 
 /// n nonzero values k/64, |k| <= 4096: exact in both Reals, so both see the same inputs.
 template <class Real>
@@ -80,7 +91,9 @@ Real sumsq(const std::vector<Real>& x) {
 }
 
 template <class Real>
-double norm(const std::vector<Real>& x) { return std::sqrt(dbl(sumsq(x))); }
+double norm(const std::vector<Real>& x) {
+  return std::sqrt(dbl(sumsq(x)));
+}
 
 template <class Real>
 double max_diff(const std::vector<Real>& a, const std::vector<Real>& b) {
@@ -167,9 +180,12 @@ void softmax_distribution() {
 template <class Real>
 void causal_first_row() {
   const std::size_t n = static_cast<std::size_t>(*rc::gen::inRange(1, kSmall<Real> ? 4 : 7));
-  const AttentionSpec s{.heads = *rc::gen::inRange(1, 3), .head_dim = 2 * *rc::gen::inRange(1, 3), .causal = true,
-                        .pe = *rc::gen::element(AttentionPE::none, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw),
-                        .shaw_max_distance = *rc::gen::inRange(0, 4)};
+  const AttentionSpec s{
+      .heads = *rc::gen::inRange(1, 3),
+      .head_dim = 2 * *rc::gen::inRange(1, 3),
+      .causal = true,
+      .pe = *rc::gen::element(AttentionPE::none, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw),
+      .shaw_max_distance = *rc::gen::inRange(0, 4)};
   std::vector<std::int64_t> pos(n);
   for (auto& p : pos) p = *rc::gen::inRange(-1000, 1000);
   const std::size_t w = n * static_cast<std::size_t>(s.width());
@@ -218,3 +234,30 @@ RC_GTEST_PROP(ReferenceIdentities, causalRowZeroIsValueRowZeroDouble, ()) { caus
 RC_GTEST_PROP(ReferenceIdentities, causalRowZeroIsValueRowZeroMpfr, ()) { causal_first_row<Mp>(); }
 RC_GTEST_PROP(ReferenceIdentities, alibiSlopesAreOrderedDouble, ()) { alibi_slopes_ordered<double>(); }
 RC_GTEST_PROP(ReferenceIdentities, alibiSlopesAreOrderedMpfr, ()) { alibi_slopes_ordered<Mp>(); }
+
+// Not a property but the same two instantiations: with Real = double the reference is an
+// ordinary double implementation, and long double computations of the same formulas must agree
+// to a few double ulps (the MPFR instantiation is pinned by reference_crosscheck_test).
+TEST(ReferenceIdentities, DoubleInstantiationAgreesWithLongDouble) {
+  const SinusoidalSpec s{64, 1e4, SinusoidalLayout::interleaved};
+  for (std::int64_t pos : {0, 1, 17, 100}) {
+    const auto row = ref::sinusoidal_row<double>(s, pos);
+    for (std::size_t i = 0; i < 32; ++i) {
+      const long double a = static_cast<long double>(pos) * std::pow(1e4L, -2.0L * i / 64);
+      // The double frequency is off by ~|ln f| ulps, which the angle carries into sin/cos.
+      const double tol = 1e-15 * std::max(1.0L, a);
+      EXPECT_NEAR(row[2 * i], static_cast<double>(std::sin(a)), tol) << pos << " " << i;
+      EXPECT_NEAR(row[2 * i + 1], static_cast<double>(std::cos(a)), tol) << pos << " " << i;
+    }
+  }
+  const auto slopes = ref::alibi_slopes<double>(12);
+  for (std::size_t h = 8; h < 12; ++h)  // the non-dyadic ones: 2^-0.5, 2^-1.5, ...
+    EXPECT_NEAR(slopes[h], static_cast<double>(std::exp2(0.5L - (h - 7.0L))), 1e-15) << h;
+  std::vector<double> x{0.3, -1.25, 2.0, 0.5};
+  ref::rope_rotate<double>({4, 4, 1e4, RopeLayout::interleaved}, 3, std::span<double>(x));
+  const long double a0 = 3, a1 = 3 * std::pow(1e4L, -0.5L);
+  EXPECT_NEAR(x[0], static_cast<double>(0.3L * std::cos(a0) + 1.25L * std::sin(a0)), 1e-15);
+  EXPECT_NEAR(x[1], static_cast<double>(-1.25L * std::cos(a0) + 0.3L * std::sin(a0)), 1e-15);
+  EXPECT_NEAR(x[2], static_cast<double>(2.0L * std::cos(a1) - 0.5L * std::sin(a1)), 1e-15);
+  EXPECT_NEAR(x[3], static_cast<double>(0.5L * std::cos(a1) + 2.0L * std::sin(a1)), 1e-15);
+}

@@ -1,11 +1,12 @@
 // The tolerance model: bounds are at least the rounding they must allow, grow with the sizes
 // they depend on, and are small enough that the real bugs' errors exceed them.
+#include "properties/tolerance.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "impl/angles.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck {
 namespace {
@@ -38,7 +39,8 @@ TEST(Tolerance, BoundsGrowWithTheSizesTheyDependOn) {
 
 TEST(Tolerance, StorageRoundingDominatesInBf16) {
   // In bf16 the fp32 arithmetic is 2^-16 of a unit: the bound is the output rounding plus little.
-  tol::AttentionCase c{.dtype = DType::bf16, .n = 8, .dot_length = 64, .head_dim = 64, .scale = 0.125, .max_weighted = 20};
+  tol::AttentionCase c{
+      .dtype = DType::bf16, .n = 8, .dot_length = 64, .head_dim = 64, .scale = 0.125, .max_weighted = 20};
   EXPECT_GE(tol::attention_output(c), 1.0);
   EXPECT_LT(tol::attention_output(c), 1.1);
 }

@@ -17,8 +17,8 @@ struct Prepared {
   std::vector<float> q, k, v;
 };
 
-Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> positions,
-                        std::span<const float> q, std::span<const float> k, std::span<const float> v) {
+Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> positions, std::span<const float> q,
+                        std::span<const float> k, std::span<const float> v) {
   Prepared p{{q.begin(), q.end()}, {k.begin(), k.end()}, {v.begin(), v.end()}};
   if (s.pe == AttentionPE::sinusoidal) {
     std::vector<float> pe(positions.size() * static_cast<std::size_t>(s.width()));
@@ -37,9 +37,9 @@ Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> po
 
 }  // namespace
 
-void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions,
-               std::span<const float> q, std::span<const float> k, std::span<const float> v,
-               std::span<const float> shaw_table, std::span<float> out) {
+void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
+               std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+               std::span<float> out) {
   const std::size_t n = positions.size();
   shapes::attention(s, n, q.size(), k.size(), v.size(), shaw_table.size(), out.size());
   const Prepared x = prepare_inputs(s, positions, q, k, v);

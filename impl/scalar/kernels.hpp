@@ -10,18 +10,15 @@
 
 namespace pecheck::scalar {
 
-void sinusoidal_table(const SinusoidalSpec&, DType, std::span<const std::int64_t> positions,
-                      std::span<float> out);
-void learned_add(const LearnedSpec&, DType, std::span<const float> table,
-                 std::span<const std::int64_t> positions, std::span<float> x);
-void rope_apply(const RopeSpec&, DType, int heads, std::span<const std::int64_t> positions,
-                std::span<float> x);
+void sinusoidal_table(const SinusoidalSpec&, DType, std::span<const std::int64_t> positions, std::span<float> out);
+void learned_add(const LearnedSpec&, DType, std::span<const float> table, std::span<const std::int64_t> positions,
+                 std::span<float> x);
+void rope_apply(const RopeSpec&, DType, int heads, std::span<const std::int64_t> positions, std::span<float> x);
 void alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t> positions, std::span<float> out);
 void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<const float> k,
-                 std::span<const float> table, std::span<const std::int64_t> positions,
-                 std::span<float> out);
-void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions,
-               std::span<const float> q, std::span<const float> k, std::span<const float> v,
-               std::span<const float> shaw_table, std::span<float> out);
+                 std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out);
+void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions, std::span<const float> q,
+               std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+               std::span<float> out);
 
 }  // namespace pecheck::scalar

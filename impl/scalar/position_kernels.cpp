@@ -1,7 +1,7 @@
 // Scalar sinusoidal table, learned add and RoPE.
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "impl/angles.hpp"
 #include "impl/encoder.hpp"
@@ -29,21 +29,21 @@ void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::in
   }
 }
 
-void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
-                 std::span<const std::int64_t> positions, std::span<float> x) {
+void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
+                 std::span<float> x) {
   shapes::learned(s, table.size(), positions.size(), x.size());
   const std::size_t d = to_size(s.d_model);
-  for (std::size_t t = 0; t < positions.size(); ++t) {
-    const std::int64_t p = positions[t];
+  for (const std::int64_t p : positions)  // all checked before any write: nothing half-done on error
     if (p < 0 || p >= s.max_len)
       throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", p, s.max_len));
+  for (std::size_t t = 0; t < positions.size(); ++t) {
+    const std::int64_t p = positions[t];
     const float* e = table.data() + static_cast<std::size_t>(p) * d;
     for (std::size_t c = 0; c < d; ++c) x[t * d + c] = round_to(dt, double{x[t * d + c]} + e[c]);
   }
 }
 
-void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
-                std::span<float> x) {
+void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions, std::span<float> x) {
   shapes::rope(s, heads, positions.size(), x.size());
   const auto freqs = angles::frequencies(s.rotary_dim, s.base);
   const std::size_t pairs = freqs.size(), hd = to_size(s.head_dim);

@@ -15,26 +15,24 @@ class ScalarEncoder final : public Encoder {
                         std::span<float> out) override {
     scalar::sinusoidal_table(s, dt, pos, out);
   }
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
-                   std::span<const std::int64_t> pos, std::span<float> x) override {
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
+                   std::span<float> x) override {
     scalar::learned_add(s, dt, table, pos, x);
   }
   void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> pos,
                   std::span<float> x) override {
     scalar::rope_apply(s, dt, heads, pos, x);
   }
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> pos,
-                  std::span<float> out) override {
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<float> out) override {
     scalar::alibi_bias(s, dt, pos, out);
   }
   void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> table, std::span<const std::int64_t> pos,
-                   std::span<float> out) override {
+                   std::span<const float> table, std::span<const std::int64_t> pos, std::span<float> out) override {
     scalar::shaw_scores(s, dt, q, k, table, pos, out);
   }
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos,
-                 std::span<const float> q, std::span<const float> k, std::span<const float> v,
-                 std::span<const float> table, std::span<float> out) override {
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> table,
+                 std::span<float> out) override {
     scalar::attention(s, dt, pos, q, k, v, table, out);
   }
 };

@@ -9,8 +9,7 @@
 
 namespace pecheck::scalar {
 
-void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,
-                std::span<float> out) {
+void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<float> out) {
   shapes::alibi(s, positions.size(), out.size());
   const std::size_t n = positions.size();
   for (int h = 0; h < s.heads; ++h) {
@@ -29,8 +28,7 @@ void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> posi
 }
 
 void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                 std::span<const float> table, std::span<const std::int64_t> positions,
-                 std::span<float> out) {
+                 std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out) {
   const std::size_t n = positions.size(), d = static_cast<std::size_t>(s.head_dim);
   shapes::shaw(s, q.size(), k.size(), table.size(), n, out.size());
   const std::int64_t K = s.max_distance;
