@@ -70,27 +70,19 @@ Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
                              ref::to_double(slopes[h]));
         });
       }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property alibi_agrees_with_reference() {
-  Property p{
-      .id = "alibi.agrees_with_reference",
-      .statement =
-          "The ALiBi bias is -m_h |p_i - p_j| (or causal, future masked) with the paper's slopes for any head count.",
-      .doc = "docs/properties/alibi.agrees_with_reference.md",
-      .source = "properties/alibi_agrees_with_reference.cpp",
-      .family = Family::alibi,
-      .op = Op::alibi_bias,
-      .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<AlibiCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<AlibiCase>(
+      {.id = "alibi.agrees_with_reference",
+       .statement =
+           "The ALiBi bias is -m_h |p_i - p_j| (or causal, future masked) with the paper's slopes for any head count.",
+       .family = Family::alibi,
+       .op = Op::alibi_bias},
+      cases, check);
 }
 
 }  // namespace pecheck::props

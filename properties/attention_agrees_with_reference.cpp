@@ -32,26 +32,19 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
                          i % d, out[i], ref::to_double(exact[i]), b.max_v);
     });
   }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property attention_agrees_with_reference() {
-  Property p{
-      .id = "attention.agrees_with_reference",
-      .statement = "Attention with each PE plugged in, causal or not, is within the derived bound of the exact output.",
-      .doc = "docs/properties/attention.agrees_with_reference.md",
-      .source = "properties/attention_agrees_with_reference.cpp",
-      .family = Family::attention,
-      .op = Op::attention,
-      .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<AttentionCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<AttentionCase>(
+      {.id = "attention.agrees_with_reference",
+       .statement =
+           "Attention with each PE plugged in, causal or not, is within the derived bound of the exact output.",
+       .family = Family::attention,
+       .op = Op::attention},
+      cases, check);
 }
 
 }  // namespace pecheck::props

@@ -65,22 +65,18 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }  // namespace
 
 Property attention_order_sensitivity() {
-  Property p{.id = "attention.order_sensitivity",
-             .statement =
-                 "With sinusoidal PE or RoPE, some reordering of the tokens changes the output beyond twice the bound.",
-             .doc = "docs/properties/attention.order_sensitivity.md",
-             .source = "properties/attention_order_sensitivity.cpp",
-             .family = Family::attention,
-             .op = Op::attention,
-             // f32 only: in bf16/f16 the worst-case bound (PE entries rounded to storage, errors
-             // aligned across head_dim) is a sizeable fraction of max|V'|, so a separation beyond
-             // it is not a theorem there.
-             .dtypes = {DType::f32},
-             .direction = Direction::at_least};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<AttentionCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<AttentionCase>(
+      {.id = "attention.order_sensitivity",
+       .statement =
+           "With sinusoidal PE or RoPE, some reordering of the tokens changes the output beyond twice the bound.",
+       .family = Family::attention,
+       .op = Op::attention,
+       // f32 only: in bf16/f16 the worst-case bound (PE entries rounded to storage, errors aligned
+       // across head_dim) is a sizeable fraction of max|V'|, so a separation beyond it is not a
+       // theorem there.
+       .dtypes = {DType::f32},
+       .direction = Direction::at_least},
+      cases, check);
 }
 
 }  // namespace pecheck::props

@@ -38,18 +38,13 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }  // namespace
 
 Property attention_permutation_equivariance() {
-  Property p{.id = "attention.permutation_equivariance",
-             .statement =
-                 "Without a mask, permuting tokens (with their positions) permutes the outputs: Attn(PX) = P Attn(X).",
-             .doc = "docs/properties/attention.permutation_equivariance.md",
-             .source = "properties/attention_permutation_equivariance.cpp",
-             .family = Family::attention,
-             .op = Op::attention,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<AttentionCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<AttentionCase>(
+      {.id = "attention.permutation_equivariance",
+       .statement =
+           "Without a mask, permuting tokens (with their positions) permutes the outputs: Attn(PX) = P Attn(X).",
+       .family = Family::attention,
+       .op = Op::attention},
+      cases, check);
 }
 
 }  // namespace pecheck::props

@@ -68,25 +68,18 @@ Outcome check(Encoder& enc, DType dt, const LearnedCase& c) {
     o.failure = fmt::format("position {} outside [0, {}) was accepted", c.outside, c.spec.max_len);
   } catch (const std::out_of_range&) {
   }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property learned_agrees_with_reference() {
-  Property p{.id = "learned.agrees_with_reference",
-             .statement = "y = x + E[pos] rounded once for positions in the table; a position outside it is refused.",
-             .doc = "docs/properties/learned.agrees_with_reference.md",
-             .source = "properties/learned_agrees_with_reference.cpp",
-             .family = Family::learned,
-             .op = Op::learned_add,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<LearnedCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<LearnedCase>(
+      {.id = "learned.agrees_with_reference",
+       .statement = "y = x + E[pos] rounded once for positions in the table; a position outside it is refused.",
+       .family = Family::learned,
+       .op = Op::learned_add},
+      cases, check);
 }
 
 }  // namespace pecheck::props

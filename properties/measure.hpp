@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "properties/property.hpp"
 #include "reference/real.hpp"
 #include "spec/dtype.hpp"
 
@@ -56,6 +57,12 @@ struct WorstOf {
       where = at();
       empty = false;
     }
+  }
+  /// The worst value and its place become the case's measurement.
+  Outcome& store(Outcome& o) const {
+    o.error_u = value;
+    o.where = where;
+    return o;
   }
 };
 

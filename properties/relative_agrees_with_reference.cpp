@@ -63,23 +63,18 @@ Outcome check(Encoder& enc, DType dt, const ShawCase& c) {
                            ref::to_double(exact[i * n + j]));
       });
     }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property relative_agrees_with_reference() {
-  Property p{.id = "relative.agrees_with_reference",
-             .statement = "Shaw scores equal q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K)] within one fp32 dot product.",
-             .doc = "docs/properties/relative.agrees_with_reference.md",
-             .source = "properties/relative_agrees_with_reference.cpp",
-             .family = Family::relative,
-             .op = Op::shaw_scores,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<ShawCase>(p, cases, check, e, dt, rp); };
-  return p;
+  return make_property<ShawCase>(
+      {.id = "relative.agrees_with_reference",
+       .statement = "Shaw scores equal q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K)] within one fp32 dot product.",
+       .family = Family::relative,
+       .op = Op::shaw_scores},
+      cases, check);
 }
 
 }  // namespace pecheck::props

@@ -24,23 +24,18 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   std::vector<double> exact_d(exact.size());
   for (std::size_t i = 0; i < exact.size(); ++i) exact_d[i] = ref::to_double(exact[i]);
   const WorstOf worst = worst_pair_error(c, dt, x, as_double(y), exact_d);
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property rope_agrees_with_reference() {
-  Property p{.id = "rope.agrees_with_reference",
-             .statement = "Every rotated pair is within 2u|x_p| of the exact rotation, at every position below 2^24.",
-             .doc = "docs/properties/rope.agrees_with_reference.md",
-             .source = "properties/rope_agrees_with_reference.cpp",
-             .family = Family::rope,
-             .op = Op::rope_apply,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
-  return p;
+  return make_property<RopeCase>(
+      {.id = "rope.agrees_with_reference",
+       .statement = "Every rotated pair is within 2u|x_p| of the exact rotation, at every position below 2^24.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
 }
 
 }  // namespace pecheck::props

@@ -38,15 +38,11 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }  // namespace
 
 Property rope_composition() {
-  Property p{.id = "rope.composition",
-             .statement = "R_b(R_a x) = R_(a+b) x: rotating by a then by b is rotating by a + b.",
-             .doc = "docs/properties/rope.composition.md",
-             .source = "properties/rope_composition.cpp",
-             .family = Family::rope,
-             .op = Op::rope_apply,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
-  return p;
+  return make_property<RopeCase>({.id = "rope.composition",
+                                  .statement = "R_b(R_a x) = R_(a+b) x: rotating by a then by b is rotating by a + b.",
+                                  .family = Family::rope,
+                                  .op = Op::rope_apply},
+                                 cases, check);
 }
 
 }  // namespace pecheck::props

@@ -53,24 +53,19 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
       });
     }
   }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property rope_orthogonal() {
-  Property p{.id = "rope.orthogonal",
-             .statement =
-                 "|R_m x| = |x| pair by pair, R_0 = I exactly, pass-through dims of partial rotary are bit-identical.",
-             .doc = "docs/properties/rope.orthogonal.md",
-             .source = "properties/rope_orthogonal.cpp",
-             .family = Family::rope,
-             .op = Op::rope_apply,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
-  return p;
+  return make_property<RopeCase>(
+      {.id = "rope.orthogonal",
+       .statement =
+           "|R_m x| = |x| pair by pair, R_0 = I exactly, pass-through dims of partial rotary are bit-identical.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
 }
 
 }  // namespace pecheck::props

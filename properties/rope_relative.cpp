@@ -45,15 +45,12 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }  // namespace
 
 Property rope_relative() {
-  Property p{.id = "rope.relative",
-             .statement = "<R_m q, R_n k> depends only on m - n: shifting both positions leaves the score unchanged.",
-             .doc = "docs/properties/rope.relative.md",
-             .source = "properties/rope_relative.cpp",
-             .family = Family::rope,
-             .op = Op::rope_apply,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) { return run_property<RopeCase>(p, cases, check, e, dt, rp); };
-  return p;
+  return make_property<RopeCase>(
+      {.id = "rope.relative",
+       .statement = "<R_m q, R_n k> depends only on m - n: shifting both positions leaves the score unchanged.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
 }
 
 }  // namespace pecheck::props

@@ -102,6 +102,34 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
   return out;
 }
 
+/// What a theorem file states about itself; the doc page and source path follow from the id.
+struct PropertyInfo {
+  std::string id, statement;
+  Family family;
+  Op op;
+  std::vector<DType> dtypes = {DType::f32, DType::bf16, DType::f16};
+  Direction direction = Direction::at_most;
+};
+
+/// A registered property from its info, its case generator and its check.
+template <class Case, class GenFn, class CheckFn>
+Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
+  std::string file = info.id;
+  std::replace(file.begin(), file.end(), '.', '_');
+  Property p{.id = info.id,
+             .statement = std::move(info.statement),
+             .doc = "docs/properties/" + info.id + ".md",
+             .source = "properties/" + file + ".cpp",
+             .family = info.family,
+             .op = info.op,
+             .dtypes = std::move(info.dtypes),
+             .direction = info.direction};
+  p.run = [p, gen_fn, check](Encoder& e, DType dt, const RunParams& rp) {
+    return run_property<Case>(p, gen_fn, check, e, dt, rp);
+  };
+  return p;
+}
+
 }  // namespace pecheck
 
 namespace pecheck::props {

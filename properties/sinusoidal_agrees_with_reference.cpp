@@ -36,25 +36,18 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
       });
     }
   }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property sinusoidal_agrees_with_reference() {
-  Property p{.id = "sinusoidal.agrees_with_reference",
-             .statement = "Every table entry is within 2u of the exact sinusoid, at every position below 2^24.",
-             .doc = "docs/properties/sinusoidal.agrees_with_reference.md",
-             .source = "properties/sinusoidal_agrees_with_reference.cpp",
-             .family = Family::sinusoidal,
-             .op = Op::sinusoidal_table,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<SinusoidalCase>(
+      {.id = "sinusoidal.agrees_with_reference",
+       .statement = "Every table entry is within 2u of the exact sinusoid, at every position below 2^24.",
+       .family = Family::sinusoidal,
+       .op = Op::sinusoidal_table},
+      cases, check);
 }
 
 }  // namespace pecheck::props

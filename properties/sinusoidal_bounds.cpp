@@ -39,25 +39,18 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
     worst.offer(err,
                 [&] { return fmt::format("(2) pos={}: |PE|^2 = {:.9g}, d/2 = {}", c.positions[r], norm2, d / 2); });
   }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property sinusoidal_bounds() {
-  Property p{.id = "sinusoidal.bounds",
-             .statement = "Every entry has |PE| <= 1 exactly and every row has |PE(p)|^2 = d/2.",
-             .doc = "docs/properties/sinusoidal.bounds.md",
-             .source = "properties/sinusoidal_bounds.cpp",
-             .family = Family::sinusoidal,
-             .op = Op::sinusoidal_table,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<SinusoidalCase>(
+      {.id = "sinusoidal.bounds",
+       .statement = "Every entry has |PE| <= 1 exactly and every row has |PE(p)|^2 = d/2.",
+       .family = Family::sinusoidal,
+       .op = Op::sinusoidal_table},
+      cases, check);
 }
 
 }  // namespace pecheck::props

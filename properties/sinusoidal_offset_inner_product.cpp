@@ -40,17 +40,12 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }  // namespace
 
 Property sinusoidal_offset_inner_product() {
-  Property p{.id = "sinusoidal.offset_inner_product",
-             .statement = "PE(p).PE(q) depends only on p - q: the Gram matrix of the table is Toeplitz.",
-             .doc = "docs/properties/sinusoidal.offset_inner_product.md",
-             .source = "properties/sinusoidal_offset_inner_product.cpp",
-             .family = Family::sinusoidal,
-             .op = Op::sinusoidal_table,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<SinusoidalCase>(
+      {.id = "sinusoidal.offset_inner_product",
+       .statement = "PE(p).PE(q) depends only on p - q: the Gram matrix of the table is Toeplitz.",
+       .family = Family::sinusoidal,
+       .op = Op::sinusoidal_table},
+      cases, check);
 }
 
 }  // namespace pecheck::props

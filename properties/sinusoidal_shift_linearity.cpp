@@ -37,25 +37,18 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
                          re2, im2);
     });
   }
-  o.error_u = worst.value;
-  o.where = worst.where;
-  return o;
+  return worst.store(o);
 }
 
 }  // namespace
 
 Property sinusoidal_shift_linearity() {
-  Property p{.id = "sinusoidal.shift_linearity",
-             .statement = "PE(p+k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations independent of p.",
-             .doc = "docs/properties/sinusoidal.shift_linearity.md",
-             .source = "properties/sinusoidal_shift_linearity.cpp",
-             .family = Family::sinusoidal,
-             .op = Op::sinusoidal_table,
-             .dtypes = {DType::f32, DType::bf16, DType::f16}};
-  p.run = [p](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property<SinusoidalCase>(p, cases, check, e, dt, rp);
-  };
-  return p;
+  return make_property<SinusoidalCase>(
+      {.id = "sinusoidal.shift_linearity",
+       .statement = "PE(p+k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations independent of p.",
+       .family = Family::sinusoidal,
+       .op = Op::sinusoidal_table},
+      cases, check);
 }
 
 }  // namespace pecheck::props
