@@ -9,15 +9,24 @@ Property sinusoidal_agrees_with_reference();
 Property sinusoidal_shift_linearity();
 Property sinusoidal_offset_inner_product();
 Property sinusoidal_bounds();
+Property sinusoidal_layout_permutation();
 Property learned_agrees_with_reference();
 Property relative_agrees_with_reference();
 Property rope_agrees_with_reference();
 Property rope_relative();
 Property rope_composition();
 Property rope_orthogonal();
+Property rope_inverse();
+Property rope_layout_conjugacy();
+Property rope_offset_invariance();
+Property rope_nan_parity();
 Property alibi_agrees_with_reference();
 Property attention_agrees_with_reference();
 Property attention_permutation_equivariance();
 Property attention_order_sensitivity();
+Property attention_translation_invariance();
+Property attention_causal_future_independence();
+Property attention_convex_combination();
+Property attention_determinism();
 
 }  // namespace pecheck::props

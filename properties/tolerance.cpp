@@ -40,6 +40,13 @@ double rope_composition(DType t) {
   return 3 * E + E * E * unit_roundoff(t);
 }
 
+double rope_inverse(DType t) {
+  const double E = kPositionContract;
+  return 2 * E + E * E * unit_roundoff(t);
+}
+
+double two_results(DType) { return 2 * kPositionContract; }
+
 /// One rounding (1u relative) after an intermediate rounding: fp32 for bf16/f16 storage, double
 /// (u64 = 2^-29 u32) for f32 storage.
 double learned_add(DType t) { return 1 + (t == DType::f32 ? kU64 / kU32 : fp32_in(t)); }
@@ -79,6 +86,10 @@ const std::vector<Entry>& table() {
        "each score within (2E + E^2 u) u |q||k|; scores summed in double"},
       {"rope.composition", "|R_b(R_a x) - R_a+b x|_p / (u max(|x_p|, min_normal))", "3 E + E^2 u",
        "two rotations on the left, one on the right, each within E u |x_p|"},
+      {"rope.inverse", "|R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))", "2 E + E^2 u",
+       "two rotations, each within E u |x_p|; x itself is exact"},
+      {"layout.pair", "|a - P b| per entry or pair, in the unit of the agreement metric", "2 E",
+       "two results of one exact value (two layouts, or two calls), each within E"},
       {"learned.add", "|y - y_ref| / (u max(|y_ref|, min_normal))", "1 + u32/u (1 + u64/u32 for f32)",
        "one rounding (1u relative), double rounding through fp32 (or double for f32)"},
       {"alibi.bias", "|b - b_ref| / (u max(|b_ref|, min_normal))", "1 + 3 u32/u",

@@ -26,6 +26,8 @@ double sinusoidal_norm(DType, int d_model);  ///< ||PE(p)|^2 - d/2| / u
 double rope_pair(DType);                     ///< per pair, / (u max(|x_p|, min_normal))
 double rope_relative(DType, int head_dim);   ///< score difference / (u |q| |k|)
 double rope_composition(DType);              ///< per pair, / (u max(|x_p|, min_normal))
+double rope_inverse(DType);                  ///< |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))
+double two_results(DType);                   ///< two results each within E of one exact value: 2E
 double learned_add(DType);                   ///< / (u max(|y_ref|, min_normal))
 double alibi_bias(DType);                    ///< / (u max(|b_ref|, min_normal))
 double shaw_score(DType, int head_dim);      ///< / (u sum_c |q_c| (|k_c| + |r_c|))

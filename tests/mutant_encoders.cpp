@@ -4,46 +4,11 @@
 #include <cmath>
 
 #include "impl/scalar/kernels.hpp"
-#include "impl/scalar/scalar_encoder.hpp"
+#include "tests/forwarding_encoder.hpp"
 
 namespace pecheck::testing {
 
 namespace {
-
-/// Forwards every operation to the scalar backend.
-class Forwarding : public Encoder {
- public:
-  explicit Forwarding(std::string name) : name_(std::move(name)) {}
-  std::string name() const override { return name_; }
-  Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
-                        std::span<float> o) override {
-    inner_->sinusoidal_table(s, dt, p, o);
-  }
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
-                   std::span<float> x) override {
-    inner_->learned_add(s, dt, t, p, x);
-  }
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    inner_->rope_apply(s, dt, h, p, x);
-  }
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
-    inner_->alibi_bias(s, dt, p, o);
-  }
-  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> t, std::span<const std::int64_t> p, std::span<float> o) override {
-    inner_->shaw_scores(s, dt, q, k, t, p, o);
-  }
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
-    inner_->attention(s, dt, p, q, k, v, t, o);
-  }
-
- protected:
-  std::unique_ptr<Encoder> inner_ = make_scalar_encoder();
-  std::string name_;
-};
 
 /// pe[:,0::2] = cos, pe[:,1::2] = sin: the two halves of every pair swapped.
 struct SinCosSwapped : Forwarding {
@@ -218,7 +183,13 @@ const std::vector<Mutant>& mutants() {
       {"attention without the 1/sqrt(d) scale", "attention.agrees_with_reference", make<AttentionNoScale>},
       {"attention drops its position encoding", "attention.order_sensitivity", make<AttentionDropsPE>},
   };
-  return all;
+  static const std::vector<Mutant> with_relational = [] {
+    std::vector<Mutant> v;
+    for (const Mutant& m : all) v.push_back({m.name, m.caught_by, m.make});
+    for (Mutant& m : relational_mutants()) v.push_back(std::move(m));
+    return v;
+  }();
+  return with_relational;
 }
 
 }  // namespace pecheck::testing

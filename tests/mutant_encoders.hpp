@@ -16,8 +16,12 @@ struct Mutant {
   std::unique_ptr<Encoder> (*make)();
 };
 
-/// The catalogue of mutants (tests/mutant_encoders.cpp).
+/// The catalogue of mutants (tests/mutant_encoders.cpp), the relational ones included.
 const std::vector<Mutant>& mutants();
+
+/// Mutants that only the relational properties (inverse, offset, NaN parity, determinism, the
+/// causal mask, translation) are there to catch (tests/mutant_encoders_relational.cpp).
+std::vector<Mutant> relational_mutants();
 
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);

@@ -1,0 +1,42 @@
+// Theorem: attention is a function: the same inputs give bitwise the same output, call after call.
+// Doc: docs/properties/attention.determinism.md
+#include <bit>
+
+#include "properties/attention_cases.hpp"
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+rc::Gen<AttentionCase> cases(DType) {
+  return attention_case_gen(
+      {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw}, true, 1);
+}
+
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+  Outcome o;
+  const AttentionData x = attention_data(c, dt);
+  const auto first = encoder_attention(enc, dt, c, x, c.positions, o.failure);
+  const auto second = encoder_attention(enc, dt, c, x, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  for (std::size_t i = 0; i < first.size(); ++i)
+    if (std::bit_cast<std::uint32_t>(first[i]) != std::bit_cast<std::uint32_t>(second[i])) {
+      o.failure = fmt::format("output {} differs between two identical calls: {} then {}", i, first[i], second[i]);
+      return o;
+    }
+  return o;
+}
+
+}  // namespace
+
+Property attention_determinism() {
+  return make_property<AttentionCase>({.id = "attention.determinism",
+                                       .statement = "The same inputs give bitwise the same output, call after call.",
+                                       .family = Family::attention,
+                                       .op = Op::attention},
+                                      cases, check);
+}
+
+}  // namespace pecheck::props

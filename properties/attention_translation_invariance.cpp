@@ -1,0 +1,46 @@
+// Theorem: attention with a relative encoding (ALiBi, Shaw, RoPE) depends only on position
+// differences: shifting every position by t leaves the output unchanged.
+// Doc: docs/properties/attention.translation_invariance.md
+#include "properties/attention_cases.hpp"
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// The shift t is drawn from the perm seed, kept so that every shifted position is below 2^24.
+rc::Gen<AttentionCase> cases(DType) {
+  return attention_case_gen({AttentionPE::alibi, AttentionPE::shaw, AttentionPE::rope}, true, 1);
+}
+
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+  const AttentionData x = attention_data(c, dt);
+  const std::int64_t room = tol::kMaxPosition - c.positions.back();
+  const std::int64_t t = room > 0 ? static_cast<std::int64_t>(c.perm % static_cast<std::uint64_t>(room + 1)) : 0;
+  AttentionCase shifted = c;
+  for (auto& p : shifted.positions) p += t;
+  const AttentionBound b0 = attention_bound(c, dt, x), bt = attention_bound(shifted, dt, x);
+  // Both outputs are within their bound of the same exact output; the metrics' scales max|V'|
+  // agree because V is not position-transformed by these encodings.
+  Outcome o{.bound_u = b0.bound_u + bt.bound_u};
+  const auto out0 = encoder_attention(enc, dt, c, x, c.positions, o.failure);
+  const auto outt = encoder_attention(enc, dt, c, x, shifted.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  o.error_u = max_abs_diff_u(outt, out0, dt, b0.max_v, &o.where);
+  o.where += fmt::format(" (shift {})", t);
+  return o;
+}
+
+}  // namespace
+
+Property attention_translation_invariance() {
+  return make_property<AttentionCase>(
+      {.id = "attention.translation_invariance",
+       .statement = "With ALiBi, Shaw or RoPE, shifting every position by the same t leaves the output unchanged.",
+       .family = Family::attention,
+       .op = Op::attention},
+      cases, check);
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,39 @@
+// Theorem: R_{-m} undoes R_m: rotating to position m and then to -m gives x back, for every
+// layout, base and rotary_dim.
+// Doc: docs/properties/rope.inverse.md
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// One position m per token; the inverse rotates each token by -m.
+rc::Gen<RopeCase> cases(DType) {
+  return rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(2, gen::position()));
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::rope_inverse(dt)};
+  const auto x = gen::values(c.data, 1, c.size(), dt);
+  std::vector<std::int64_t> negated(c.positions);
+  for (auto& p : negated) p = -p;
+  const auto y = encoder_rope(enc, dt, c, x, c.positions, o.failure);
+  const auto back = encoder_rope(enc, dt, c, y, negated, o.failure);
+  if (!o.failure.empty()) return o;
+  return worst_pair_error(c, dt, x, as_double(back), as_double(x)).store(o);
+}
+
+}  // namespace
+
+Property rope_inverse() {
+  return make_property<RopeCase>({.id = "rope.inverse",
+                                  .statement = "R_(-m) R_m x = x: rotating to m and back to -m returns x.",
+                                  .family = Family::rope,
+                                  .op = Op::rope_apply},
+                                 cases, check);
+}
+
+}  // namespace pecheck::props

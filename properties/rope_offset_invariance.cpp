@@ -1,0 +1,72 @@
+// Theorem: rotating a whole sequence at an offset t (left padding, a KV cache) leaves every
+// score <R_{p_i+t} q_i, R_{p_j+t} k_j> unchanged, head by head, with per-token positions.
+// Doc: docs/properties/rope.offset_invariance.md
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// n tokens at arbitrary positions, then the offset t as the last entry (all sums below 2^24).
+rc::Gen<RopeCase> cases(DType) {
+  return rc::gen::mapcat(rc::gen::inRange(2, 7), [](int n) {
+    return rc::gen::map(
+        rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(static_cast<std::size_t>(n) + 1, gen::position())),
+        [](RopeCase c) {
+          const auto top = *std::max_element(c.positions.begin(), c.positions.end() - 1);
+          c.positions.back() = std::min(c.positions.back(), tol::kMaxPosition - top);
+          return c;
+        });
+  });
+}
+
+double dot(const float* a, const float* b, std::size_t d) {
+  double acc = 0;
+  for (std::size_t i = 0; i < d; ++i) acc += double{a[i]} * b[i];
+  return acc;
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim)};
+  RopeCase seq = c;
+  seq.positions.pop_back();
+  const std::int64_t t = c.positions.back();
+  std::vector<std::int64_t> shifted(seq.positions);
+  for (auto& p : shifted) p += t;
+  const auto q = gen::values(c.data, 1, seq.size(), dt), k = gen::values(c.data, 2, seq.size(), dt);
+  const auto q0 = encoder_rope(enc, dt, seq, q, seq.positions, o.failure);
+  const auto k0 = encoder_rope(enc, dt, seq, k, seq.positions, o.failure);
+  const auto qt = encoder_rope(enc, dt, seq, q, shifted, o.failure);
+  const auto kt = encoder_rope(enc, dt, seq, k, shifted, o.failure);
+  if (!o.failure.empty()) return o;
+  const std::size_t d = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.heads);
+  WorstOf worst;
+  for (std::size_t i = 0; i < seq.positions.size(); ++i)
+    for (std::size_t j = 0; j < seq.positions.size(); ++j)
+      for (std::size_t h = 0; h < H; ++h) {
+        const std::size_t a = (i * H + h) * d, b = (j * H + h) * d;
+        const double s0 = dot(&q0[a], &k0[b], d), st = dot(&qt[a], &kt[b], d);
+        const double scale = std::sqrt(dot(&q[a], &q[a], d) * dot(&k[b], &k[b], d));
+        worst.offer(std::fabs(s0 - st) / (unit_roundoff(dt) * scale), [&] {
+          return fmt::format("head {} score({}, {}) = {:.9g} at offset 0, {:.9g} at offset {}", h, i, j, s0, st, t);
+        });
+      }
+  return worst.store(o);
+}
+
+}  // namespace
+
+Property rope_offset_invariance() {
+  return make_property<RopeCase>(
+      {.id = "rope.offset_invariance",
+       .statement =
+           "Rotating a whole sequence at an offset t (padding, a KV cache) leaves every q_i.k_j score unchanged.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,135 @@
+// Mutants for the relational properties: bugs that agreement at small positions can miss and
+// that the inverse, offset, NaN-parity, determinism, causal and translation theorems are for.
+#include <algorithm>
+#include <cmath>
+
+#include "tests/forwarding_encoder.hpp"
+#include "tests/mutant_encoders.hpp"
+
+namespace pecheck::testing {
+
+namespace {
+
+/// Positions read as unsigned 32-bit ids: -m becomes 2^32 - m and R_{-m} no longer undoes R_m.
+struct RopeUnsignedPositions : Forwarding {
+  RopeUnsignedPositions() : Forwarding("mutant-rope-unsigned-positions") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    std::vector<std::int64_t> ids(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) ids[i] = static_cast<std::uint32_t>(p[i]);
+    inner_->rope_apply(s, dt, h, ids, x);
+  }
+};
+
+/// A cos/sin cache of 8192 positions; later positions reuse its last row (a cache sized for the
+/// training context, read past its end with a clamp).
+struct RopeCacheClamped : Forwarding {
+  RopeCacheClamped() : Forwarding("mutant-rope-cache-clamped-at-8192") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    std::vector<std::int64_t> rows(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) rows[i] = std::clamp<std::int64_t>(p[i], 0, 8191);
+    inner_->rope_apply(s, dt, h, rows, x);
+  }
+};
+
+/// Half-split partial rotary that pairs dim p with p + head_dim/2 instead of p + rotary_dim/2,
+/// so a pass-through dim is mixed into a rotated one.
+struct RopePairsAcrossHeadDim : Forwarding {
+  RopePairsAcrossHeadDim() : Forwarding("mutant-rope-pairs-across-head-dim") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    if (s.layout != RopeLayout::half_split || s.rotary_dim == s.head_dim) return inner_->rope_apply(s, dt, h, p, x);
+    shapes::rope(s, h, p.size(), x.size());
+    const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(s.rotary_dim / 2);
+    for (std::size_t t = 0; t < p.size(); ++t)
+      for (std::size_t k = 0; k < static_cast<std::size_t>(h); ++k) {
+        float* head = x.data() + (t * static_cast<std::size_t>(h) + k) * hd;
+        for (std::size_t i = 0; i < pairs; ++i) {
+          const double a = static_cast<double>(p[t]) * std::pow(s.base, -2.0 * static_cast<double>(i) / s.rotary_dim);
+          const double x1 = head[i], x2 = head[i + hd / 2];
+          head[i] = round_to(dt, x1 * std::cos(a) - x2 * std::sin(a));
+          head[i + hd / 2] = round_to(dt, x2 * std::cos(a) + x1 * std::sin(a));
+        }
+      }
+  }
+};
+
+/// Attention whose key loop runs backwards on every other call (the nondeterminism of a
+/// split-K reduction with atomics): same inputs, different roundings.
+struct AttentionNondeterministic : Forwarding {
+  AttentionNondeterministic() : Forwarding("mutant-attention-nondeterministic") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    if (++calls_ % 2 == 1 || s.causal || s.pe != AttentionPE::none) return inner_->attention(s, dt, p, q, k, v, t, o);
+    // Reversing the keys (with their values) is exact math for full attention without PE, but
+    // the sums run in another order.
+    const std::size_t w = static_cast<std::size_t>(s.width()), n = p.size();
+    std::vector<float> kr(k.size()), vr(v.size());
+    for (std::size_t j = 0; j < n; ++j) {
+      std::copy_n(k.begin() + static_cast<std::ptrdiff_t>(j * w), w,
+                  kr.begin() + static_cast<std::ptrdiff_t>((n - 1 - j) * w));
+      std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(j * w), w,
+                  vr.begin() + static_cast<std::ptrdiff_t>((n - 1 - j) * w));
+    }
+    inner_->attention(s, dt, p, q, kr, vr, t, o);
+  }
+  unsigned calls_ = 0;
+};
+
+/// A causal mask off by one: token i also sees token i + 1.
+struct AttentionMaskOffByOne : Forwarding {
+  AttentionMaskOffByOne() : Forwarding("mutant-attention-mask-off-by-one") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    inner_->attention(s, dt, p, q, k, v, t, o);
+    if (!s.causal || p.size() < 2) return;
+    // Redo each row i < n-1 over keys 0..i+1: a full-attention call on the first i+2 tokens.
+    const std::size_t w = static_cast<std::size_t>(s.width());
+    AttentionSpec full = s;
+    full.causal = false;
+    for (std::size_t i = 0; i + 1 < p.size(); ++i) {
+      const std::size_t m = i + 2;
+      std::vector<float> out(m * w);
+      // Queries past i see everything of the prefix too, but only row i is kept.
+      inner_->attention(full, dt, p.first(m), q.first(m * w), k.first(m * w), v.first(m * w), t, out);
+      std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(i * w), w, o.begin() + static_cast<std::ptrdiff_t>(i * w));
+    }
+  }
+};
+
+/// Positions stored in fp16 before the score bias is formed: above 2048 they round, and the
+/// output depends on where the sequence sits, not only on distances.
+struct AttentionFp16Positions : Forwarding {
+  AttentionFp16Positions() : Forwarding("mutant-attention-fp16-positions") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    std::vector<std::int64_t> rounded(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      const float r = round_to(DType::f16, static_cast<double>(p[i]));
+      rounded[i] = std::isfinite(r) ? static_cast<std::int64_t>(r) : 65504;
+    }
+    inner_->attention(s, dt, rounded, q, k, v, t, o);
+  }
+};
+
+template <class M>
+std::unique_ptr<Encoder> make() {
+  return std::make_unique<M>();
+}
+
+}  // namespace
+
+std::vector<Mutant> relational_mutants() {
+  return {
+      {"RoPE positions read as unsigned 32-bit", "rope.inverse", make<RopeUnsignedPositions>},
+      {"RoPE cache clamped at 8192 positions", "rope.offset_invariance", make<RopeCacheClamped>},
+      {"RoPE half-split pairs across head_dim under partial rotary", "rope.nan_parity", make<RopePairsAcrossHeadDim>},
+      {"attention reduction order changes between calls", "attention.determinism", make<AttentionNondeterministic>},
+      {"causal mask off by one", "attention.causal_future_independence", make<AttentionMaskOffByOne>},
+      {"positions rounded to fp16 before the score bias", "attention.translation_invariance",
+       make<AttentionFp16Positions>},
+  };
+}
+
+}  // namespace pecheck::testing
