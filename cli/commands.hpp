@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "impl/backend_table.hpp"
 #include "properties/property.hpp"
 
 namespace pecheck::cli {
@@ -37,6 +38,19 @@ struct VerifyRun {
 
 /// Runs the selection; throws UsageError for a bad selection. Returns the process exit status.
 int verify(const VerifyOptions& o);
+/// Runs the catalogue against every mutant and every correct encoder; prints the kill matrix.
+int selftest(const VerifyOptions& o);
+
+/// Shared by verify and selftest (verify.cpp).
+std::vector<const Backend*> select_backends(const std::string& name);
+std::vector<const Property*> select_properties(const std::string& glob);
+std::vector<DType> select_dtypes(const std::string& name);
+void check_common_options(const VerifyOptions& o);
+/// Chooses the seed (given or random), prints it, and starts an empty run.
+VerifyRun start_run(const VerifyOptions& o, std::string_view command);
+/// Every selected property x dtype against one backend, each in a child process, into run.
+void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
+                   const VerifyOptions& o, VerifyRun& run);
 int list(bool json);
 
 /// Report rendering (report.cpp).

@@ -26,6 +26,19 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   verify_cmd->add_flag("--quiet", vo.quiet, "Print only failures and the summary line");
 
+  VerifyOptions so;
+  so.argv0 = argv[0];
+  auto* selftest_cmd = app.add_subcommand(
+      "selftest", "Run the catalogue against every mutant (known real bugs) and every correct encoder");
+  selftest_cmd->add_option("--property", so.property, "Glob over property ids")->capture_default_str();
+  selftest_cmd->add_option("--dtype", so.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
+  selftest_cmd->add_option("--cases", so.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
+  selftest_cmd->add_option("--seed", so.seed, "Seed of the run (default: random, printed)");
+  selftest_cmd->add_option("--json", so.json, "Write {seed, cases, mutants: [...], results: [...]} to FILE");
+  selftest_cmd->add_option("--timeout", so.timeout_s, "Seconds before a silent encoder is killed")
+      ->capture_default_str();
+  selftest_cmd->add_flag("--quiet", so.quiet, "Print only the kill matrix and the summary line");
+
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the properties and the backends");
   list_cmd->add_flag("--json", list_json, "Print JSON: {properties: [...], backends: [...]}");
@@ -43,6 +56,7 @@ int main(int argc, char** argv) {
   try {
     if (*verify_cmd) return verify(vo);
     if (*list_cmd) return list(list_json);
+    if (*selftest_cmd) return selftest(so);
   } catch (const UsageError& e) {
     std::cerr << "pecheck: " << e.what() << "\n";
     return 2;

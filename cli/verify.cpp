@@ -11,8 +11,6 @@
 
 namespace pecheck::cli {
 
-namespace {
-
 std::vector<const Backend*> select_backends(const std::string& name) {
   std::vector<const Backend*> out;
   std::string known;
@@ -41,15 +39,10 @@ std::vector<DType> select_dtypes(const std::string& name) {
   }
 }
 
-}  // namespace
-
-int verify(const VerifyOptions& o) {
+void check_common_options(const VerifyOptions& o) {
   if (!(o.timeout_s > 0)) throw UsageError(fmt::format("--timeout must be > 0 seconds, got {}", o.timeout_s));
   if (o.cases < 1 || o.cases > 1000000)
     throw UsageError(fmt::format("--cases must be an integer in [1, 1000000], got {}", o.cases));
-  const auto backends = select_backends(o.backend);
-  const auto properties = select_properties(o.property);
-  const auto dtypes = select_dtypes(o.dtype);
   if (!o.json.empty()) {  // fail on an unwritable path now, not after the run
     if (std::FILE* f = std::fopen((o.json + ".tmp").c_str(), "w")) {
       std::fclose(f);
@@ -58,34 +51,49 @@ int verify(const VerifyOptions& o) {
       throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
     }
   }
+}
 
+VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
   VerifyRun run;
   run.seed = o.seed ? *o.seed : std::random_device{}() * 0x100000001ull;
   run.cases = static_cast<int>(o.cases);
-  std::cout << fmt::format("pecheck verify: seed {}, {} cases per property x encoder x dtype\n", run.seed, run.cases);
-  const auto start = std::chrono::steady_clock::now();
+  std::cout << fmt::format("pecheck {}: seed {}, {} cases per property x encoder x dtype\n", command, run.seed,
+                           run.cases);
+  return run;
+}
+
+void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
+                   const VerifyOptions& o, VerifyRun& run) {
+  const Availability a = b.probe();
   const RunParams params{run.seed, run.cases};
-  for (const Backend* b : backends) {
-    const Availability a = b->probe();
-    for (const Property* p : properties)
-      for (DType dt : dtypes) {
-        if (std::find(p->dtypes.begin(), p->dtypes.end(), dt) == p->dtypes.end()) continue;
-        if (!a.available) {
-          run.results.push_back({.property = p->id,
-                                 .encoder = b->name,
-                                 .dtype = dt,
-                                 .verdict = Verdict::skip,
-                                 .seed = derive_seed(run.seed, p->id, dt),
-                                 .message = a.reason});
-          continue;
-        }
-        // Each property x encoder x dtype in its own child process: a crash is a result.
-        run.results.push_back(run_isolated(*p, *b, dt, params, {.timeout_s = o.timeout_s}));
-        if (!o.quiet)
-          std::cerr << fmt::format("  {} / {} / {}: {}\n", p->id, b->name, dtype_name(dt),
-                                   verdict_name(run.results.back().verdict));
+  for (const Property* p : properties)
+    for (DType dt : dtypes) {
+      if (std::find(p->dtypes.begin(), p->dtypes.end(), dt) == p->dtypes.end()) continue;
+      if (!a.available) {
+        run.results.push_back({.property = p->id,
+                               .encoder = b.name,
+                               .dtype = dt,
+                               .verdict = Verdict::skip,
+                               .seed = derive_seed(run.seed, p->id, dt),
+                               .message = a.reason});
+        continue;
       }
-  }
+      // Each property x encoder x dtype in its own child process: a crash is a result.
+      run.results.push_back(run_isolated(*p, b, dt, params, {.timeout_s = o.timeout_s}));
+      if (!o.quiet)
+        std::cerr << fmt::format("  {} / {} / {}: {}\n", p->id, b.name, dtype_name(dt),
+                                 verdict_name(run.results.back().verdict));
+    }
+}
+
+int verify(const VerifyOptions& o) {
+  check_common_options(o);
+  const auto backends = select_backends(o.backend);
+  const auto properties = select_properties(o.property);
+  const auto dtypes = select_dtypes(o.dtype);
+  VerifyRun run = start_run(o, "verify");
+  const auto start = std::chrono::steady_clock::now();
+  for (const Backend* b : backends) run_catalogue(*b, properties, dtypes, o, run);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   if (!o.quiet) print_table(run);

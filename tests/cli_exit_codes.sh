@@ -27,7 +27,9 @@ expect_usage_error "no subcommand"
 expect_usage_error "unwritable json" verify --property rope.relative --json /nonexistent/dir/r.json
 [ ! -e /nonexistent/dir/r.json ] || fail "a json file was written half-way"
 
-for cmd in "--help" "verify --help" "list --help"; do
+expect_usage_error "selftest negative cases" selftest --cases -1
+
+for cmd in "--help" "verify --help" "list --help" "selftest --help"; do
   $pecheck $cmd >"$tmp/help" 2>&1 || fail "$cmd exits non-zero"
   grep -q -i usage "$tmp/help" || fail "$cmd prints no usage"
 done

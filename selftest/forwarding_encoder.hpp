@@ -8,7 +8,7 @@
 #include "impl/encoder.hpp"
 #include "impl/scalar/scalar_encoder.hpp"
 
-namespace pecheck::testing {
+namespace pecheck::selftest {
 
 /// Forwards every operation to the scalar backend.
 class Forwarding : public Encoder {
@@ -45,4 +45,4 @@ class Forwarding : public Encoder {
   std::string name_;
 };
 
-}  // namespace pecheck::testing
+}  // namespace pecheck::selftest

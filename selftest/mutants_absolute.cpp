@@ -1,12 +1,11 @@
-#include "tests/mutant_encoders.hpp"
-
 #include <algorithm>
 #include <cmath>
 
 #include "impl/scalar/kernels.hpp"
-#include "tests/forwarding_encoder.hpp"
+#include "selftest/forwarding_encoder.hpp"
+#include "selftest/mutants.hpp"
 
-namespace pecheck::testing {
+namespace pecheck::selftest {
 
 namespace {
 
@@ -172,24 +171,35 @@ std::unique_ptr<Encoder> make_forwarding_scalar(std::string name) {
 
 const std::vector<Mutant>& mutants() {
   static const std::vector<Mutant> all = {
-      {"sin and cos swapped", "sinusoidal.agrees_with_reference", make<SinCosSwapped>},
-      {"RoPE base 1000 instead of the spec's", "rope.agrees_with_reference", make<RopeBase1000>},
-      {"RoPE angles in fp32 (the PyTorch formula)", "rope.agrees_with_reference", make<RopeFp32Angles>},
-      {"RoPE angles in bf16", "rope.relative", make<RopeBf16Angles>},
-      {"RoPE ignores rotary_dim", "rope.orthogonal", make<RopeIgnoresRotaryDim>},
-      {"learned table wraps out-of-range positions", "learned.agrees_with_reference", make<LearnedWraps>},
-      {"ALiBi slopes without the non-power-of-two rule", "alibi.agrees_with_reference", make<AlibiNoPow2Rule>},
-      {"Shaw relative index i - j (the seed's sign)", "relative.agrees_with_reference", make<ShawSignFlipped>},
-      {"attention without the 1/sqrt(d) scale", "attention.agrees_with_reference", make<AttentionNoScale>},
-      {"attention drops its position encoding", "attention.order_sensitivity", make<AttentionDropsPE>},
+      {"sin and cos swapped", "a classic transcription slip: pe[:, 0::2] = cos", "sinusoidal.agrees_with_reference",
+       make<SinCosSwapped>},
+      {"RoPE base 1000 instead of the spec's", "a hard-coded or misread rope_theta (wrong base)",
+       "rope.agrees_with_reference", make<RopeBase1000>},
+      {"RoPE angles in fp32 (the PyTorch formula)",
+       "inv_freq and pos * inv_freq in fp32, as in the seeds and HF defaults", "rope.agrees_with_reference",
+       make<RopeFp32Angles>},
+      {"RoPE angles in bf16", "angles or positions in the model dtype (bf16)", "rope.relative", make<RopeBf16Angles>},
+      {"RoPE ignores rotary_dim", "partial rotary ignored: every dim rotated (rotary_dim < head_dim models)",
+       "rope.orthogonal", make<RopeIgnoresRotaryDim>},
+      {"learned table wraps out-of-range positions", "position ids taken modulo the table size instead of refused",
+       "learned.agrees_with_reference", make<LearnedWraps>},
+      {"ALiBi slopes without the non-power-of-two rule", "2^(-8h/H) used for every H, ignoring the paper's rule",
+       "alibi.agrees_with_reference", make<AlibiNoPow2Rule>},
+      {"Shaw relative index i - j (the seed's sign)",
+       "the seed tutorial's RelativePositionEmbedding (positions[:,None] - positions[None,:])",
+       "relative.agrees_with_reference", make<ShawSignFlipped>},
+      {"attention without the 1/sqrt(d) scale", "softmax(QK^T) V with the scale forgotten",
+       "attention.agrees_with_reference", make<AttentionNoScale>},
+      {"attention drops its position encoding", "a PE computed but never applied", "attention.order_sensitivity",
+       make<AttentionDropsPE>},
   };
   static const std::vector<Mutant> with_relational = [] {
     std::vector<Mutant> v;
-    for (const Mutant& m : all) v.push_back({m.name, m.caught_by, m.make});
+    for (const Mutant& m : all) v.push_back(m);
     for (Mutant& m : relational_mutants()) v.push_back(std::move(m));
     return v;
   }();
   return with_relational;
 }
 
-}  // namespace pecheck::testing
+}  // namespace pecheck::selftest

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tests/forwarding_encoder.hpp"
-#include "tests/mutant_encoders.hpp"
+#include "selftest/forwarding_encoder.hpp"
+#include "selftest/mutants.hpp"
 
-namespace pecheck::testing {
+namespace pecheck::selftest {
 
 namespace {
 
@@ -122,14 +122,20 @@ std::unique_ptr<Encoder> make() {
 
 std::vector<Mutant> relational_mutants() {
   return {
-      {"RoPE positions read as unsigned 32-bit", "rope.inverse", make<RopeUnsignedPositions>},
-      {"RoPE cache clamped at 8192 positions", "rope.offset_invariance", make<RopeCacheClamped>},
-      {"RoPE half-split pairs across head_dim under partial rotary", "rope.nan_parity", make<RopePairsAcrossHeadDim>},
-      {"attention reduction order changes between calls", "attention.determinism", make<AttentionNondeterministic>},
-      {"causal mask off by one", "attention.causal_future_independence", make<AttentionMaskOffByOne>},
-      {"positions rounded to fp16 before the score bias", "attention.translation_invariance",
+      {"RoPE positions read as unsigned 32-bit", "position ids in an unsigned type: negative offsets wrap",
+       "rope.inverse", make<RopeUnsignedPositions>},
+      {"RoPE cache clamped at 8192 positions", "a cos/sin cache sized for the training context, read with a clamp",
+       "rope.offset_invariance", make<RopeCacheClamped>},
+      {"RoPE half-split pairs across head_dim under partial rotary", "rotate_half over head_dim instead of rotary_dim",
+       "rope.nan_parity", make<RopePairsAcrossHeadDim>},
+      {"attention reduction order changes between calls", "split-K or atomic reductions whose order varies",
+       "attention.determinism", make<AttentionNondeterministic>},
+      {"causal mask off by one", "a causal mask built with j > i + 1 (or <= where < was meant)",
+       "attention.causal_future_independence", make<AttentionMaskOffByOne>},
+      {"positions rounded to fp16 before the score bias",
+       "position ids cast to the model dtype (fp16) before forming biases", "attention.translation_invariance",
        make<AttentionFp16Positions>},
   };
 }
 
-}  // namespace pecheck::testing
+}  // namespace pecheck::selftest

@@ -1,0 +1,105 @@
+// `pecheck selftest`: the catalogue must kill every mutant of selftest/ and pass every correct
+// encoder. Prints the kill matrix: for each mutant, the properties that caught it.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/commands.hpp"
+#include "properties/encoders.hpp"
+#include "selftest/mutants.hpp"
+
+namespace pecheck::cli {
+
+namespace {
+
+struct Kill {
+  const selftest::Mutant* mutant;
+  std::string encoder;              ///< the mutant encoder's name
+  std::set<std::string> killed_by;  ///< property ids that failed (or crashed) on it
+  bool expected_killed = false;     ///< the property named for it is among them
+};
+
+void write_selftest_json(const std::string& path, const VerifyRun& correct, const std::vector<Kill>& kills) {
+  nlohmann::json mutants = nlohmann::json::array();
+  for (const Kill& k : kills)
+    mutants.push_back({{"name", k.encoder},
+                       {"description", k.mutant->name},
+                       {"source", k.mutant->source},
+                       {"expected", k.mutant->caught_by},
+                       {"killed", !k.killed_by.empty()},
+                       {"killed_by", k.killed_by}});
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : correct.results)
+    results.push_back({{"property", r.property},
+                       {"encoder", r.encoder},
+                       {"dtype", dtype_name(r.dtype)},
+                       {"cases", r.cases},
+                       {"max_error_u", r.max_error_u},
+                       {"bound_u", r.bound_u},
+                       {"verdict", verdict_name(r.verdict)}});
+  const nlohmann::json doc = {
+      {"seed", correct.seed}, {"cases", correct.cases}, {"mutants", mutants}, {"results", results}};
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << doc.dump(2) << "\n";
+    if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", path));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(fmt::format("cannot write --json file '{}'", path));
+}
+
+}  // namespace
+
+int selftest(const VerifyOptions& o) {
+  check_common_options(o);
+  const auto properties = select_properties(o.property);
+  const auto dtypes = select_dtypes(o.dtype);
+  VerifyOptions quiet = o;
+  quiet.quiet = true;
+  VerifyRun correct = start_run(o, "selftest");
+  const auto start = std::chrono::steady_clock::now();
+
+  // The correct encoders first: a catalogue that fails them proves nothing by failing mutants.
+  for (const Backend& b : encoders_under_test()) run_catalogue(b, properties, dtypes, quiet, correct);
+
+  std::vector<Kill> kills;
+  for (const selftest::Mutant& m : selftest::mutants()) {
+    const Backend as_backend{m.make()->name(), m.name, [] { return Availability{true, ""}; }, m.make};
+    VerifyRun run{.seed = correct.seed, .cases = correct.cases};
+    run_catalogue(as_backend, properties, dtypes, quiet, run);
+    Kill k{&m, as_backend.name, {}, false};
+    for (const auto& r : run.results)
+      if (r.verdict == Verdict::fail || r.verdict == Verdict::crash) k.killed_by.insert(r.property);
+    k.expected_killed = k.killed_by.count(m.caught_by) > 0;
+    if (!o.quiet) std::cerr << fmt::format("  {}: killed by {}\n", k.encoder, k.killed_by.size());
+    kills.push_back(std::move(k));
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  int correct_failures = 0;
+  for (const auto& r : correct.results)
+    if (r.verdict == Verdict::fail || r.verdict == Verdict::crash) ++correct_failures;
+  if (correct_failures) print_failures(correct, o);
+  std::cout << fmt::format("\n{:<44} {:<40} {}\n", "mutant", "named property", "killed by");
+  int survivors = 0;
+  for (const Kill& k : kills) {
+    survivors += k.killed_by.empty();
+    std::cout << fmt::format("{:<44} {:<40} {}\n", k.encoder,
+                             k.mutant->caught_by + (k.expected_killed ? "" : " (MISSED)"),
+                             k.killed_by.empty() ? "SURVIVED" : fmt::format("{}", fmt::join(k.killed_by, ", ")));
+  }
+  if (!o.json.empty()) write_selftest_json(o.json, correct, kills);
+  std::cout << fmt::format(
+      "{} of {} mutants killed; correct encoders: {} of {} results failed, in {:.1f} s (seed {})\n",
+      kills.size() - static_cast<std::size_t>(survivors), kills.size(), correct_failures, correct.results.size(),
+      seconds, correct.seed);
+  return survivors == 0 && correct_failures == 0 ? 0 : 1;
+}
+
+}  // namespace pecheck::cli

@@ -1,0 +1,31 @@
+// The mutation catalogue: deliberately wrong encoders, each a real bug class, so that the
+// property catalogue is proven to catch them (`pecheck selftest`, tests/mutants_test.cpp). Each
+// wraps the scalar backend and breaks one thing.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "impl/encoder.hpp"
+
+namespace pecheck::selftest {
+
+struct Mutant {
+  std::string name;       ///< what is wrong, in a few words
+  std::string source;     ///< where this bug class comes from
+  std::string caught_by;  ///< the property that must fail on it (docs/mutants.md says why)
+  std::unique_ptr<Encoder> (*make)();
+};
+
+/// The catalogue of mutants (selftest/mutants_absolute.cpp), the relational ones included.
+const std::vector<Mutant>& mutants();
+
+/// Mutants that only the relational properties (inverse, offset, NaN parity, determinism, the
+/// causal mask, translation) are there to catch (selftest/mutants_relational.cpp).
+std::vector<Mutant> relational_mutants();
+
+/// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
+std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
+
+}  // namespace pecheck::selftest

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `pecheck selftest`: every mutant is killed, by the property named for it among others, the
+# correct encoders pass, exit 0, and --json writes {seed, cases, mutants: [...], results: [...]}.
+set -uo pipefail
+pecheck="${PECHECK:?set PECHECK to build/pecheck}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$pecheck" selftest --seed 1 --quiet --json "$tmp/st.json" >"$tmp/out"
+rc=$?
+cat "$tmp/out"
+[ "$rc" -eq 0 ] || { echo "FAIL: selftest exits $rc"; exit 1; }
+python3 - "$tmp/st.json" <<'PY' || { echo "FAIL: selftest json"; exit 1; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["seed"] == 1 and doc["cases"] == 100
+assert len(doc["mutants"]) >= 16, len(doc["mutants"])
+ids = {r["property"] for r in doc["results"]}
+for m in doc["mutants"]:
+    for k in ("name", "description", "source", "expected", "killed", "killed_by"):
+        assert k in m, k
+    assert m["killed"] and m["expected"] in m["killed_by"], m
+    assert set(m["killed_by"]) <= ids, m
+assert all(r["verdict"] == "pass" for r in doc["results"])
+PY
+echo "cli selftest: all checks passed"
