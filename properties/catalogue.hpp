@@ -21,6 +21,7 @@ Property rope_layout_conjugacy();
 Property rope_offset_invariance();
 Property rope_nan_parity();
 Property alibi_agrees_with_reference();
+Property alibi_slopes();
 Property attention_agrees_with_reference();
 Property attention_permutation_equivariance();
 Property attention_order_sensitivity();
@@ -28,5 +29,7 @@ Property attention_translation_invariance();
 Property attention_causal_future_independence();
 Property attention_convex_combination();
 Property attention_determinism();
+Property attention_kv_permutation_invariance();
+Property attention_nan_parity();
 
 }  // namespace pecheck::props

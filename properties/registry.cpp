@@ -20,6 +20,7 @@ const std::vector<Property>& property_registry() {
       props::rope_offset_invariance(),
       props::rope_nan_parity(),
       props::alibi_agrees_with_reference(),
+      props::alibi_slopes(),
       props::attention_agrees_with_reference(),
       props::attention_permutation_equivariance(),
       props::attention_order_sensitivity(),
@@ -27,6 +28,8 @@ const std::vector<Property>& property_registry() {
       props::attention_causal_future_independence(),
       props::attention_convex_combination(),
       props::attention_determinism(),
+      props::attention_kv_permutation_invariance(),
+      props::attention_nan_parity(),
   };
   return registry;
 }

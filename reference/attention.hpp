@@ -120,8 +120,15 @@ std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::in
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(s.heads);
   std::vector<Real> out(n * H * hd);
   for (int h = 0; h < s.heads; ++h) {
-    const Matrix<Real> o =
-        softmax_rows(attention_logits(s, positions, x, shaw_table, h)) * head_matrix(x.v, n, s.heads, s.head_dim, h);
+    const Matrix<Real> p = softmax_rows(attention_logits(s, positions, x, shaw_table, h));
+    const Matrix<Real> v = head_matrix(x.v, n, s.heads, s.head_dim, h);
+    Matrix<Real> o(p.rows(), v.cols());
+    // Row i sums over the keys it attends to only: a masked key contributes nothing, not 0 * v_j
+    // (which is NaN when v_j is; attention.nan_parity checks exactly this).
+    for (Eigen::Index i = 0; i < p.rows(); ++i) {
+      const Eigen::Index keys = s.causal ? i + 1 : p.cols();
+      o.row(i) = p.row(i).head(keys) * v.topRows(keys);
+    }
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t c = 0; c < hd; ++c)
         out[(t * H + static_cast<std::size_t>(h)) * hd + c] =
