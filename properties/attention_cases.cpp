@@ -9,7 +9,7 @@
 namespace pecheck::props {
 
 AttentionData attention_data(const AttentionCase& c, DType dt) {
-  return {gen::values(c.data, 1, c.size(), dt), gen::values(c.data, 2, c.size(), dt),
+  return {gen::values(c.data, 1, c.size(), dt, c.qk_scale), gen::values(c.data, 2, c.size(), dt, c.qk_scale),
           gen::values(c.data, 3, c.size(), dt), gen::values(c.data, 4, c.table_size(), dt)};
 }
 
@@ -19,7 +19,7 @@ rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool all
     const bool even = pe == AttentionPE::rope || pe == AttentionPE::sinusoidal;
     return rc::gen::apply(
         [pe, allow_causal](int heads, int d, bool causal, std::vector<std::int64_t> pos_n, double base,
-                           RopeLayout layout, int K, std::uint32_t data, std::uint32_t perm) {
+                           RopeLayout layout, int K, std::uint32_t data, std::uint32_t perm, double qk_scale) {
           AttentionSpec s;
           s.heads = heads;
           s.head_dim = d;
@@ -30,7 +30,7 @@ rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool all
           s.shaw_max_distance = K;
           std::vector<std::int64_t> positions(static_cast<std::size_t>(pos_n[1]));
           for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = pos_n[0] + static_cast<std::int64_t>(i);
-          return AttentionCase{s, positions, data, perm};
+          return AttentionCase{s, positions, data, perm, qk_scale};
         },
         rc::gen::inRange(1, 4), even ? gen::even_dim(32) : rc::gen::inRange(1, 33), rc::gen::arbitrary<bool>(),
         rc::gen::mapcat(rc::gen::inRange(min_n, 11),
@@ -39,7 +39,8 @@ rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool all
                             return std::vector<std::int64_t>{start, n};
                           });
                         }),
-        gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5), gen::data_seed(), gen::data_seed());
+        gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5), gen::data_seed(), gen::data_seed(),
+        rc::gen::weightedOneOf<double>({{6, rc::gen::just(1.0)}, {1, rc::gen::element(4.0, 16.0, 64.0)}}));
   });
 }
 

@@ -20,6 +20,7 @@ struct AttentionCase {
   std::vector<std::int64_t> positions;
   std::uint32_t data = 0;
   std::uint32_t perm = 0;  ///< seed of a permutation, for the theorems that permute tokens
+  double qk_scale = 1;     ///< magnitude of Q and K entries: large values give logits that overflow exp
 
   std::size_t n() const { return positions.size(); }
   std::size_t size() const { return n() * static_cast<std::size_t>(spec.width()); }
@@ -27,11 +28,13 @@ struct AttentionCase {
     return spec.pe == AttentionPE::shaw ? static_cast<std::size_t>(spec.shaw().table_rows() * spec.head_dim) : 0;
   }
   std::string describe() const {
-    return fmt::format("{} base={} pos=[{}] data={} perm={}", spec.describe(), short_number(spec.pe_base),
-                       fmt::join(positions, ","), data, perm);
+    return fmt::format("{} base={} pos=[{}] data={} perm={}{}", spec.describe(), short_number(spec.pe_base),
+                       fmt::join(positions, ","), data, perm,
+                       qk_scale == 1 ? std::string() : fmt::format(" qk_scale={}", qk_scale));
   }
   std::vector<std::string> tags() const {
-    return {std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full", gen::position_class(positions.front())};
+    return {std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full", gen::position_class(positions.front()),
+            qk_scale > 1 ? "large logits" : "unit logits"};
   }
 };
 
@@ -42,7 +45,8 @@ struct AttentionData {
 AttentionData attention_data(const AttentionCase& c, DType dt);
 
 /// Generator: pe drawn from `pes`, causal if allowed, n in [min_n, 10], positions consecutive from
-/// an offset that may be huge.
+/// an offset that may be huge, Q and K sometimes scaled up (4, 16, 64) so that logits reach
+/// thousands and a softmax without max subtraction overflows.
 rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool allow_causal, int min_n);
 
 /// The encoder's output for (a possibly permuted copy of) the case's data; failure on unclean output.

@@ -17,6 +17,7 @@ namespace {
 rc::Gen<AttentionCase> cases(DType) {
   return rc::gen::map(attention_case_gen({AttentionPE::sinusoidal, AttentionPE::rope}, false, 4), [](AttentionCase c) {
     c.spec.head_dim = std::max(c.spec.head_dim, 8);  // enough dims that the content is informative
+    c.qk_scale = 1;  // one-hot softmaxes of huge logits can hide order: a separation is not a theorem there
     return c;
   });
 }

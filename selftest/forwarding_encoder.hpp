@@ -3,7 +3,9 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 
 #include "impl/encoder.hpp"
 #include "impl/scalar/scalar_encoder.hpp"
@@ -44,5 +46,26 @@ class Forwarding : public Encoder {
   std::unique_ptr<Encoder> inner_ = make_scalar_encoder();
   std::string name_;
 };
+
+/// RoPE whose (cos, sin) for pair p at position pos come from `sc(pos, p)`, with the pairs laid
+/// out by `layout` (which a mutant may get wrong); rotation in double, rounded once.
+template <class SinCos>
+void rope_with(const RopeSpec& s, RopeLayout layout, DType dt, int heads, std::span<const std::int64_t> positions,
+               std::span<float> x, SinCos sc) {
+  shapes::rope(s, heads, positions.size(), x.size());
+  const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(s.rotary_dim / 2);
+  for (std::size_t t = 0; t < positions.size(); ++t)
+    for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {
+      float* head = x.data() + (t * static_cast<std::size_t>(heads) + h) * hd;
+      for (std::size_t p = 0; p < pairs; ++p) {
+        const auto [c, sn] = sc(positions[t], static_cast<int>(p));
+        const std::size_t i = layout == RopeLayout::interleaved ? 2 * p : p;
+        const std::size_t j = layout == RopeLayout::interleaved ? 2 * p + 1 : p + pairs;
+        const double x1 = head[i], x2 = head[j];
+        head[i] = round_to(dt, x1 * c - x2 * sn);
+        head[j] = round_to(dt, x2 * c + x1 * sn);
+      }
+    }
+}
 
 }  // namespace pecheck::selftest

@@ -25,6 +25,10 @@ const std::vector<Mutant>& mutants();
 /// causal mask, translation) are there to catch (selftest/mutants_relational.cpp).
 std::vector<Mutant> relational_mutants();
 
+/// Mutants of numerical technique: angles, frequencies, pairings, softmax
+/// (selftest/mutants_numeric.cpp).
+std::vector<Mutant> numeric_mutants();
+
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
 

@@ -197,6 +197,7 @@ const std::vector<Mutant>& mutants() {
     std::vector<Mutant> v;
     for (const Mutant& m : all) v.push_back(m);
     for (Mutant& m : relational_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : numeric_mutants()) v.push_back(std::move(m));
     return v;
   }();
   return with_relational;

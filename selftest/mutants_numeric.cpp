@@ -1,0 +1,140 @@
+// Mutants of numerical technique: how angles, frequencies, pairings and softmax are computed.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "selftest/forwarding_encoder.hpp"
+#include "selftest/mutants.hpp"
+
+namespace pecheck::selftest {
+
+namespace {
+
+double inv_freq(const RopeSpec& s, int p) { return std::pow(s.base, -2.0 * p / s.rotary_dim); }
+
+/// The seeds' RotaryPositionalEmbedding: emb = cat(sin, cos) of the angles, then returns
+/// emb.cos() and emb.sin(), i.e. a rotation by sin(angle) instead of by the angle.
+struct RopeCosOfSin : Forwarding {
+  RopeCosOfSin() : Forwarding("mutant-rope-cos-of-sin") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const double a = std::sin(static_cast<double>(pos) * inv_freq(s, i));
+      return std::pair{std::cos(a), std::sin(a)};
+    });
+  }
+};
+
+/// Fast-math sin/cos: a Taylor polynomial valid near 0, applied without range reduction.
+struct RopeNoRangeReduction : Forwarding {
+  RopeNoRangeReduction() : Forwarding("mutant-rope-no-range-reduction") {}
+  static double poly_sin(double a) { return a - a * a * a / 6 + a * a * a * a * a / 120 - std::pow(a, 7) / 5040; }
+  static double poly_cos(double a) { return 1 - a * a / 2 + a * a * a * a / 24 - std::pow(a, 6) / 720; }
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const double a = static_cast<double>(pos) * inv_freq(s, i);
+      return std::pair{poly_cos(a), poly_sin(a)};
+    });
+  }
+};
+
+/// ggml's incremental frequencies: theta_i = theta_{i-1} * theta_scale in fp32, so the error of
+/// the last frequencies grows with i (and is multiplied by the position).
+struct RopeIncrementalTheta : Forwarding {
+  RopeIncrementalTheta() : Forwarding("mutant-rope-incremental-theta") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const float scale = std::pow(static_cast<float>(s.base), -2.0f / static_cast<float>(s.rotary_dim));
+      float theta = static_cast<float>(pos);
+      for (int k = 0; k < i; ++k) theta *= scale;
+      return std::pair{std::cos(double{theta}), std::sin(double{theta})};
+    });
+  }
+};
+
+/// NeoX (half-split) pairing hard-coded, whatever layout the model asks for.
+struct RopeAlwaysHalfSplit : Forwarding {
+  RopeAlwaysHalfSplit() : Forwarding("mutant-rope-always-half-split") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    RopeSpec neox = s;
+    neox.layout = RopeLayout::half_split;
+    inner_->rope_apply(neox, dt, h, p, x);
+  }
+};
+
+/// Positions shifted by one (1-based ids, or an off-by-one under left padding).
+struct RopeOffByOne : Forwarding {
+  RopeOffByOne() : Forwarding("mutant-rope-position-off-by-one") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    std::vector<std::int64_t> shifted(p.begin(), p.end());
+    for (auto& q : shifted) ++q;
+    inner_->rope_apply(s, dt, h, shifted, x);
+  }
+};
+
+/// Q and K cross-wired: scores from K against Q.
+struct AttentionQKSwapped : Forwarding {
+  AttentionQKSwapped() : Forwarding("mutant-attention-q-k-swapped") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    inner_->attention(s, dt, p, k, q, v, t, o);
+  }
+};
+
+/// Softmax without the max subtraction: exp overflows to inf for logits above ~88 (inf/inf = NaN).
+struct AttentionNoMaxSubtraction : Forwarding {
+  AttentionNoMaxSubtraction() : Forwarding("mutant-attention-softmax-no-max") {}
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
+                 std::span<float> o) override {
+    if (s.pe != AttentionPE::none) return inner_->attention(s, dt, p, q, k, v, t, o);
+    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
+    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
+    const float scale = static_cast<float>(s.effective_scale());
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<float> acc(d, 0.0f);
+        float sum = 0;
+        for (std::size_t j = 0; j < (s.causal ? i + 1 : n); ++j) {
+          float dot = 0;
+          for (std::size_t c = 0; c < d; ++c) dot += q[(i * H + h) * d + c] * k[(j * H + h) * d + c];
+          const float w = std::exp(scale * dot);  // no max subtracted
+          sum += w;
+          for (std::size_t c = 0; c < d; ++c) acc[c] += w * v[(j * H + h) * d + c];
+        }
+        for (std::size_t c = 0; c < d; ++c) o[(i * H + h) * d + c] = round_to(dt, acc[c] / sum);
+      }
+  }
+};
+
+template <class M>
+std::unique_ptr<Encoder> make() {
+  return std::make_unique<M>();
+}
+
+}  // namespace
+
+std::vector<Mutant> numeric_mutants() {
+  return {
+      {"RoPE rotates by sin(angle): the seed's cos(sin(.))",
+       "the seed tutorial's RotaryPositionalEmbedding: emb = cat(sin, cos); return emb.cos(), emb.sin()",
+       "rope.relative", make<RopeCosOfSin>},
+      {"RoPE sin/cos without range reduction", "fast-math polynomial sin/cos applied to large angles",
+       "rope.agrees_with_reference", make<RopeNoRangeReduction>},
+      {"RoPE frequencies by repeated multiplication in fp32", "ggml's incremental theta *= theta_scale",
+       "rope.agrees_with_reference", make<RopeIncrementalTheta>},
+      {"RoPE pairing hard-coded to half-split", "NeoX pairing used for an interleaved (GPT-J) model",
+       "rope.layout_conjugacy", make<RopeAlwaysHalfSplit>},
+      {"RoPE positions off by one", "1-based position ids, or an off-by-one under left padding", "rope.inverse",
+       make<RopeOffByOne>},
+      {"attention with Q and K cross-wired", "Q and K swapped in the score computation",
+       "attention.agrees_with_reference", make<AttentionQKSwapped>},
+      // Any attention property sees the NaN once a case has large logits; kv_permutation_invariance
+      // draws only plain attention, where this mutant misbehaves, so it meets one soonest.
+      {"softmax without max subtraction", "exp(logit) without subtracting the row max: overflow to inf, NaN",
+       "attention.kv_permutation_invariance", make<AttentionNoMaxSubtraction>},
+  };
+}
+
+}  // namespace pecheck::selftest
