@@ -44,6 +44,11 @@ struct AttentionData {
 };
 AttentionData attention_data(const AttentionCase& c, DType dt);
 
+/// Every way a position encoding enters attention (none included).
+inline std::vector<AttentionPE> all_attention_pes() {
+  return {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw};
+}
+
 /// Generator: pe drawn from `pes`, causal if allowed, n in [min_n, 10], positions consecutive from
 /// an offset that may be huge, Q and K sometimes scaled up (4, 16, 64) so that logits reach
 /// thousands and a softmax without max subtraction overflows.

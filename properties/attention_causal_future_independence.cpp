@@ -10,13 +10,10 @@ namespace pecheck::props {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) {
-  return rc::gen::map(attention_case_gen({AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope,
-                                          AttentionPE::alibi, AttentionPE::shaw},
-                                         true, 2),
-                      [](AttentionCase c) {
-                        c.spec.causal = true;
-                        return c;
-                      });
+  return rc::gen::map(attention_case_gen(all_attention_pes(), true, 2), [](AttentionCase c) {
+    c.spec.causal = true;
+    return c;
+  });
 }
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {

@@ -11,10 +11,7 @@ namespace pecheck::props {
 
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) {
-  return attention_case_gen(
-      {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw}, true, 1);
-}
+rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
 
 /// Largest distance, in units u max|V'|, of an output coordinate outside [min_j v'_j, max_j v'_j]
 /// over the keys j its query attends to.

@@ -10,10 +10,7 @@ namespace pecheck::props {
 
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) {
-  return attention_case_gen(
-      {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw}, true, 1);
-}
+rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   Outcome o;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "impl/scalar/kernels.hpp"
 #include "selftest/forwarding_encoder.hpp"
@@ -34,38 +35,18 @@ struct RopeBase1000 : Forwarding {
   }
 };
 
-/// A RoPE whose angles come from `angle(pos, pair, spec)`; rotation in double, rounded once.
-template <class Angle>
-void rope_with_angles(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
-                      std::span<float> x, Angle angle, int rotated_dims) {
-  const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(rotated_dims / 2);
-  for (std::size_t t = 0; t < positions.size(); ++t)
-    for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {
-      float* head = x.data() + (t * static_cast<std::size_t>(heads) + h) * hd;
-      for (std::size_t p = 0; p < pairs; ++p) {
-        const double a = angle(positions[t], static_cast<int>(p));
-        const std::size_t i = s.layout == RopeLayout::interleaved ? 2 * p : p;
-        const std::size_t j = s.layout == RopeLayout::interleaved ? 2 * p + 1 : p + pairs;
-        const double x1 = head[i], x2 = head[j];
-        head[i] = round_to(dt, x1 * std::cos(a) - x2 * std::sin(a));
-        head[j] = round_to(dt, x2 * std::cos(a) + x1 * std::sin(a));
-      }
-    }
-}
+/// (cos, sin) of an angle, for the mutants that compute the angle their own (wrong) way.
+std::pair<double, double> cos_sin(double a) { return {std::cos(a), std::sin(a)}; }
 
 /// The PyTorch formula: inv_freq and pos * inv_freq in fp32 (error ~ pos * 2^-24 rad).
 struct RopeFp32Angles : Forwarding {
   RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    shapes::rope(s, h, p.size(), x.size());
-    rope_with_angles(
-        s, dt, h, p, x,
-        [&](std::int64_t pos, int i) {
-          const float inv =
-              1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * i) / static_cast<float>(s.rotary_dim));
-          return static_cast<double>(static_cast<float>(pos) * inv);
-        },
-        s.rotary_dim);
+    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const float inv =
+          1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * i) / static_cast<float>(s.rotary_dim));
+      return cos_sin(static_cast<double>(static_cast<float>(pos) * inv));
+    });
   }
 };
 
@@ -73,14 +54,10 @@ struct RopeFp32Angles : Forwarding {
 struct RopeBf16Angles : Forwarding {
   RopeBf16Angles() : Forwarding("mutant-rope-bf16-angles") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    shapes::rope(s, h, p.size(), x.size());
-    rope_with_angles(
-        s, dt, h, p, x,
-        [&](std::int64_t pos, int i) {
-          const double inv = std::pow(s.base, -2.0 * i / s.rotary_dim);
-          return static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv));
-        },
-        s.rotary_dim);
+    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+      const double inv = std::pow(s.base, -2.0 * i / s.rotary_dim);
+      return cos_sin(static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv)));
+    });
   }
 };
 
