@@ -56,6 +56,12 @@ for r in a["results"]:
     assert r["verdict"] == "pass" and r["cases"] == 20 and r["max_error_u"] <= r["bound_u"]
 PY
 
+# Exit 1: a selftest whose properties cannot kill every mutant (sinusoid bounds see no RoPE bug).
+"$pecheck" selftest --property sinusoidal.bounds --dtype f32 --cases 5 --seed 3 --quiet >"$tmp/st.txt" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || fail "selftest with surviving mutants exits $rc, expected 1"
+grep -q "SURVIVED" "$tmp/st.txt" || fail "surviving mutants are not reported"
+
 "$pecheck" list --json >"$tmp/list.json" || fail "list --json exits non-zero"
 python3 - "$tmp/list.json" <<'PY' || fail "list --json schema"
 import json, sys
