@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -57,7 +58,11 @@ int list(bool json);
 void print_table(const VerifyRun& run);
 void print_failures(const VerifyRun& run, const VerifyOptions& o);
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o);
-/// Writes the JSON report atomically (a temporary file renamed into place).
+/// The documented per-result objects of a run (docs/json-schema.md).
+nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o);
+/// Writes a JSON document atomically (a temporary file renamed into place): nothing half-written.
+void write_json_file(const std::string& path, const nlohmann::json& doc);
+/// The verify report: {seed, cases, elapsed_s, results}.
 void write_json(const VerifyRun& run, const VerifyOptions& o);
 
 }  // namespace pecheck::cli

@@ -55,7 +55,7 @@ void print_failures(const VerifyRun& run, const VerifyOptions& o) {
   }
 }
 
-void write_json(const VerifyRun& run, const VerifyOptions& o) {
+nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : run.results) {
     nlohmann::json j = {{"property", r.property},
@@ -76,16 +76,23 @@ void write_json(const VerifyRun& run, const VerifyOptions& o) {
     if (!dist.empty()) j["distribution"] = dist;
     results.push_back(j);
   }
-  const nlohmann::json doc = {
-      {"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results}};
-  const std::string tmp = o.json + ".tmp";
+  return results;
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);
     f << doc.dump(2) << "\n";
-    if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
+    if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", path));
   }
-  if (std::rename(tmp.c_str(), o.json.c_str()) != 0)
-    throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(fmt::format("cannot write --json file '{}'", path));
+}
+
+void write_json(const VerifyRun& run, const VerifyOptions& o) {
+  write_json_file(
+      o.json,
+      {{"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results_json(run, o)}});
 }
 
 }  // namespace pecheck::cli

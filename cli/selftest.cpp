@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -25,7 +24,7 @@ struct Kill {
   bool expected_killed = false;     ///< the property named for it is among them
 };
 
-void write_selftest_json(const std::string& path, const VerifyRun& correct, const std::vector<Kill>& kills) {
+void write_selftest_json(const VerifyOptions& o, const VerifyRun& correct, const std::vector<Kill>& kills) {
   nlohmann::json mutants = nlohmann::json::array();
   for (const Kill& k : kills)
     mutants.push_back({{"name", k.encoder},
@@ -34,24 +33,9 @@ void write_selftest_json(const std::string& path, const VerifyRun& correct, cons
                        {"expected", k.mutant->caught_by},
                        {"killed", !k.killed_by.empty()},
                        {"killed_by", k.killed_by}});
-  nlohmann::json results = nlohmann::json::array();
-  for (const auto& r : correct.results)
-    results.push_back({{"property", r.property},
-                       {"encoder", r.encoder},
-                       {"dtype", dtype_name(r.dtype)},
-                       {"cases", r.cases},
-                       {"max_error_u", r.max_error_u},
-                       {"bound_u", r.bound_u},
-                       {"verdict", verdict_name(r.verdict)}});
-  const nlohmann::json doc = {
-      {"seed", correct.seed}, {"cases", correct.cases}, {"mutants", mutants}, {"results", results}};
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << doc.dump(2) << "\n";
-    if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", path));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(fmt::format("cannot write --json file '{}'", path));
+  write_json_file(
+      o.json,
+      {{"seed", correct.seed}, {"cases", correct.cases}, {"mutants", mutants}, {"results", results_json(correct, o)}});
 }
 
 }  // namespace
@@ -94,7 +78,7 @@ int selftest(const VerifyOptions& o) {
                              k.mutant->caught_by + (k.expected_killed ? "" : " (MISSED)"),
                              k.killed_by.empty() ? "SURVIVED" : fmt::format("{}", fmt::join(k.killed_by, ", ")));
   }
-  if (!o.json.empty()) write_selftest_json(o.json, correct, kills);
+  if (!o.json.empty()) write_selftest_json(o, correct, kills);
   std::cout << fmt::format(
       "{} of {} mutants killed; correct encoders: {} of {} results failed, in {:.1f} s (seed {})\n",
       kills.size() - static_cast<std::size_t>(survivors), kills.size(), correct_failures, correct.results.size(),

@@ -47,6 +47,12 @@ class Forwarding : public Encoder {
   std::string name_;
 };
 
+/// The factory every catalogue entry stores.
+template <class M>
+std::unique_ptr<Encoder> make_mutant() {
+  return std::make_unique<M>();
+}
+
 /// RoPE whose (cos, sin) for pair p at position pos come from `sc(pos, p)`, with the pairs laid
 /// out by `layout` (which a mutant may get wrong); rotation in double, rounded once.
 template <class SinCos>

@@ -135,11 +135,6 @@ struct AttentionDropsPE : Forwarding {
   }
 };
 
-template <class M>
-std::unique_ptr<Encoder> make() {
-  return std::make_unique<M>();
-}
-
 }  // namespace
 
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name) {
@@ -149,26 +144,27 @@ std::unique_ptr<Encoder> make_forwarding_scalar(std::string name) {
 const std::vector<Mutant>& mutants() {
   static const std::vector<Mutant> all = {
       {"sin and cos swapped", "a classic transcription slip: pe[:, 0::2] = cos", "sinusoidal.agrees_with_reference",
-       make<SinCosSwapped>},
+       make_mutant<SinCosSwapped>},
       {"RoPE base 1000 instead of the spec's", "a hard-coded or misread rope_theta (wrong base)",
-       "rope.agrees_with_reference", make<RopeBase1000>},
+       "rope.agrees_with_reference", make_mutant<RopeBase1000>},
       {"RoPE angles in fp32 (the PyTorch formula)",
        "inv_freq and pos * inv_freq in fp32, as in the seeds and HF defaults", "rope.agrees_with_reference",
-       make<RopeFp32Angles>},
-      {"RoPE angles in bf16", "angles or positions in the model dtype (bf16)", "rope.relative", make<RopeBf16Angles>},
+       make_mutant<RopeFp32Angles>},
+      {"RoPE angles in bf16", "angles or positions in the model dtype (bf16)", "rope.relative",
+       make_mutant<RopeBf16Angles>},
       {"RoPE ignores rotary_dim", "partial rotary ignored: every dim rotated (rotary_dim < head_dim models)",
-       "rope.orthogonal", make<RopeIgnoresRotaryDim>},
+       "rope.orthogonal", make_mutant<RopeIgnoresRotaryDim>},
       {"learned table wraps out-of-range positions", "position ids taken modulo the table size instead of refused",
-       "learned.agrees_with_reference", make<LearnedWraps>},
+       "learned.agrees_with_reference", make_mutant<LearnedWraps>},
       {"ALiBi slopes without the non-power-of-two rule", "2^(-8h/H) used for every H, ignoring the paper's rule",
-       "alibi.agrees_with_reference", make<AlibiNoPow2Rule>},
+       "alibi.agrees_with_reference", make_mutant<AlibiNoPow2Rule>},
       {"Shaw relative index i - j (the seed's sign)",
        "the seed tutorial's RelativePositionEmbedding (positions[:,None] - positions[None,:])",
-       "relative.agrees_with_reference", make<ShawSignFlipped>},
+       "relative.agrees_with_reference", make_mutant<ShawSignFlipped>},
       {"attention without the 1/sqrt(d) scale", "softmax(QK^T) V with the scale forgotten",
-       "attention.agrees_with_reference", make<AttentionNoScale>},
+       "attention.agrees_with_reference", make_mutant<AttentionNoScale>},
       {"attention drops its position encoding", "a PE computed but never applied", "attention.order_sensitivity",
-       make<AttentionDropsPE>},
+       make_mutant<AttentionDropsPE>},
   };
   static const std::vector<Mutant> with_relational = [] {
     std::vector<Mutant> v;

@@ -108,32 +108,27 @@ struct AttentionNoMaxSubtraction : Forwarding {
   }
 };
 
-template <class M>
-std::unique_ptr<Encoder> make() {
-  return std::make_unique<M>();
-}
-
 }  // namespace
 
 std::vector<Mutant> numeric_mutants() {
   return {
       {"RoPE rotates by sin(angle): the seed's cos(sin(.))",
        "the seed tutorial's RotaryPositionalEmbedding: emb = cat(sin, cos); return emb.cos(), emb.sin()",
-       "rope.relative", make<RopeCosOfSin>},
+       "rope.relative", make_mutant<RopeCosOfSin>},
       {"RoPE sin/cos without range reduction", "fast-math polynomial sin/cos applied to large angles",
-       "rope.agrees_with_reference", make<RopeNoRangeReduction>},
+       "rope.agrees_with_reference", make_mutant<RopeNoRangeReduction>},
       {"RoPE frequencies by repeated multiplication in fp32", "ggml's incremental theta *= theta_scale",
-       "rope.agrees_with_reference", make<RopeIncrementalTheta>},
+       "rope.agrees_with_reference", make_mutant<RopeIncrementalTheta>},
       {"RoPE pairing hard-coded to half-split", "NeoX pairing used for an interleaved (GPT-J) model",
-       "rope.layout_conjugacy", make<RopeAlwaysHalfSplit>},
+       "rope.layout_conjugacy", make_mutant<RopeAlwaysHalfSplit>},
       {"RoPE positions off by one", "1-based position ids, or an off-by-one under left padding", "rope.inverse",
-       make<RopeOffByOne>},
+       make_mutant<RopeOffByOne>},
       {"attention with Q and K cross-wired", "Q and K swapped in the score computation",
-       "attention.agrees_with_reference", make<AttentionQKSwapped>},
+       "attention.agrees_with_reference", make_mutant<AttentionQKSwapped>},
       // Any attention property sees the NaN once a case has large logits; kv_permutation_invariance
       // draws only plain attention, where this mutant misbehaves, so it meets one soonest.
       {"softmax without max subtraction", "exp(logit) without subtracting the row max: overflow to inf, NaN",
-       "attention.kv_permutation_invariance", make<AttentionNoMaxSubtraction>},
+       "attention.kv_permutation_invariance", make_mutant<AttentionNoMaxSubtraction>},
   };
 }
 

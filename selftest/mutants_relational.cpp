@@ -113,28 +113,23 @@ struct AttentionFp16Positions : Forwarding {
   }
 };
 
-template <class M>
-std::unique_ptr<Encoder> make() {
-  return std::make_unique<M>();
-}
-
 }  // namespace
 
 std::vector<Mutant> relational_mutants() {
   return {
       {"RoPE positions read as unsigned 32-bit", "position ids in an unsigned type: negative offsets wrap",
-       "rope.inverse", make<RopeUnsignedPositions>},
+       "rope.inverse", make_mutant<RopeUnsignedPositions>},
       {"RoPE cache clamped at 8192 positions", "a cos/sin cache sized for the training context, read with a clamp",
-       "rope.offset_invariance", make<RopeCacheClamped>},
+       "rope.offset_invariance", make_mutant<RopeCacheClamped>},
       {"RoPE half-split pairs across head_dim under partial rotary", "rotate_half over head_dim instead of rotary_dim",
-       "rope.nan_parity", make<RopePairsAcrossHeadDim>},
+       "rope.nan_parity", make_mutant<RopePairsAcrossHeadDim>},
       {"attention reduction order changes between calls", "split-K or atomic reductions whose order varies",
-       "attention.determinism", make<AttentionNondeterministic>},
+       "attention.determinism", make_mutant<AttentionNondeterministic>},
       {"causal mask off by one", "a causal mask built with j > i + 1 (or <= where < was meant)",
-       "attention.causal_future_independence", make<AttentionMaskOffByOne>},
+       "attention.causal_future_independence", make_mutant<AttentionMaskOffByOne>},
       {"positions rounded to fp16 before the score bias",
        "position ids cast to the model dtype (fp16) before forming biases", "attention.translation_invariance",
-       make<AttentionFp16Positions>},
+       make_mutant<AttentionFp16Positions>},
   };
 }
 
