@@ -16,8 +16,14 @@ std::string_view op_name(Op op) {
       return "alibi_bias";
     case Op::shaw_scores:
       return "shaw_scores";
+    case Op::t5_bias:
+      return "t5_bias";
     case Op::attention:
       return "attention";
+    case Op::sinusoidal2d_table:
+      return "sinusoidal2d_table";
+    case Op::rope2d_apply:
+      return "rope2d_apply";
   }
   return "?";
 }
@@ -44,6 +50,17 @@ void Encoder::alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t>,
 void Encoder::shaw_scores(const ShawSpec&, DType, std::span<const float>, std::span<const float>,
                           std::span<const float>, std::span<const std::int64_t>, std::span<float>) {
   unsupported(*this, Op::shaw_scores);
+}
+void Encoder::t5_bias(const T5Spec&, DType, std::span<const float>, std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::t5_bias);
+}
+void Encoder::sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int64_t>,
+                                 std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::sinusoidal2d_table);
+}
+void Encoder::rope2d_apply(const AxialRopeSpec&, DType, int, std::span<const std::int64_t>,
+                           std::span<const std::int64_t>, std::span<float>) {
+  unsupported(*this, Op::rope2d_apply);
 }
 void Encoder::attention(const AttentionSpec&, DType, std::span<const std::int64_t>, std::span<const float>,
                         std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>) {
@@ -82,6 +99,27 @@ void shaw(const ShawSpec& s, std::size_t q, std::size_t k, std::size_t table, st
   require_size("Shaw k", k, n * d);
   require_size("Shaw table", table, static_cast<std::size_t>(s.table_rows()) * d);
   require_size("Shaw output", out, n * n);
+}
+namespace {
+void same_length(std::size_t rows, std::size_t cols) {
+  if (rows != cols) throw std::invalid_argument(fmt::format("2-D positions: {} rows but {} columns", rows, cols));
+}
+}  // namespace
+void sinusoidal2d(const Sinusoidal2dSpec& s, std::size_t rows, std::size_t cols, std::size_t out) {
+  s.validate();
+  same_length(rows, cols);
+  require_size("2-D sinusoid output", out, rows * static_cast<std::size_t>(s.d_model));
+}
+void rope2d(const AxialRopeSpec& s, int heads, std::size_t rows, std::size_t cols, std::size_t x) {
+  s.validate();
+  same_length(rows, cols);
+  if (heads <= 0) throw std::invalid_argument(fmt::format("axial RoPE needs heads > 0, got {}", heads));
+  require_size("axial RoPE input", x, rows * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
+}
+void t5(const T5Spec& s, std::size_t table, std::size_t n, std::size_t out) {
+  s.validate();
+  require_size("T5 table", table, static_cast<std::size_t>(s.num_buckets) * static_cast<std::size_t>(s.heads));
+  require_size("T5 output", out, static_cast<std::size_t>(s.heads) * n * n);
 }
 void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
                std::size_t out) {

@@ -9,12 +9,23 @@
 #include <string_view>
 
 #include "spec/conventions.hpp"
+#include "spec/conventions_2d.hpp"
 #include "spec/dtype.hpp"
 
 namespace pecheck {
 
 /// The operations an encoder may offer.
-enum class Op { sinusoidal_table, learned_add, rope_apply, alibi_bias, shaw_scores, attention };
+enum class Op {
+  sinusoidal_table,
+  learned_add,
+  rope_apply,
+  alibi_bias,
+  shaw_scores,
+  t5_bias,
+  attention,
+  sinusoidal2d_table,
+  rope2d_apply,
+};
 
 std::string_view op_name(Op op);
 
@@ -53,6 +64,15 @@ class Encoder {
   /// out (n, n) = q_i.k_j + q_i.r[clamp(p_j-p_i)]; q, k (n, head_dim), table (2K+1, head_dim).
   virtual void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<const float> k,
                            std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out);
+  /// out (heads, n, n) = table[bucket(p_j - p_i), h] with table (num_buckets, heads).
+  virtual void t5_bias(const T5Spec&, DType, std::span<const float> table, std::span<const std::int64_t> positions,
+                       std::span<float> out);
+  /// out (n, d_model) = PE2d(rows[t], cols[t]); rows and cols of equal length n.
+  virtual void sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int64_t> rows,
+                                  std::span<const std::int64_t> cols, std::span<float> out);
+  /// x (n, heads, head_dim) rotated in place by axial RoPE, token t to (rows[t], cols[t]).
+  virtual void rope2d_apply(const AxialRopeSpec&, DType, int heads, std::span<const std::int64_t> rows,
+                            std::span<const std::int64_t> cols, std::span<float> x);
   /// out = attention(q, k, v) with its PE; all (n, heads, head_dim); shaw_table (2K+1, head_dim)
   /// is read only when spec.pe == shaw.
   virtual void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions, std::span<const float> q,
@@ -69,6 +89,9 @@ void sinusoidal(const SinusoidalSpec&, std::size_t n, std::size_t out);
 void learned(const LearnedSpec&, std::size_t table, std::size_t n, std::size_t x);
 void rope(const RopeSpec&, int heads, std::size_t n, std::size_t x);
 void alibi(const AlibiSpec&, std::size_t n, std::size_t out);
+void sinusoidal2d(const Sinusoidal2dSpec&, std::size_t rows, std::size_t cols, std::size_t out);
+void rope2d(const AxialRopeSpec&, int heads, std::size_t rows, std::size_t cols, std::size_t x);
+void t5(const T5Spec&, std::size_t table, std::size_t n, std::size_t out);
 void shaw(const ShawSpec&, std::size_t q, std::size_t k, std::size_t table, std::size_t n, std::size_t out);
 void attention(const AttentionSpec&, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
                std::size_t out);

@@ -52,17 +52,75 @@ rc::Gen<SinusoidalLayout> sinusoidal_layout() {
 
 rc::Gen<RopeLayout> rope_layout() { return rc::gen::element(RopeLayout::interleaved, RopeLayout::half_split); }
 
-rc::Gen<RopeSpec> rope_spec(int max_dim) {
-  return rc::gen::mapcat(even_dim(max_dim), [](int head_dim) {
-    return rc::gen::apply(
-        [head_dim](int rot_choice, int any_rot, double base, RopeLayout layout) {
-          int rot = head_dim;
-          if (rot_choice == 1 && head_dim % 4 == 0) rot = head_dim / 2;
-          if (rot_choice == 2) rot = 2 * any_rot;
-          return RopeSpec{head_dim, rot, base, layout};
-        },
-        rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)}, {1, rc::gen::just(1)}, {1, rc::gen::just(2)}}),
-        rc::gen::inRange(1, head_dim / 2 + 1), base(), rope_layout());
+namespace {
+
+rc::Gen<double> scaling_factor() {
+  return rc::gen::weightedOneOf<double>({
+      {3, rc::gen::element(2.0, 4.0, 8.0, 16.0, 32.0)},
+      {1, rc::gen::map(rc::gen::inRange(100, 6401), [](int k) { return k / 100.0; })},
+  });
+}
+
+rc::Gen<std::int64_t> original_context() {
+  using P = std::int64_t;
+  return rc::gen::weightedOneOf<P>({
+      {3, rc::gen::element<P>(2048, 4096, 8192)},
+      {1, rc::gen::inRange<P>(16, P{1} << 20)},
+  });
+}
+
+}  // namespace
+
+rc::Gen<RopeScaling> rope_scaling(int rotary_dim) {
+  using K = RopeScalingKind;
+  const bool ntk_ok = rotary_dim >= 4;
+  return rc::gen::apply(
+      [ntk_ok](K kind, double factor, std::int64_t l0, int seq_choice, std::int64_t any_seq, int beta_fast,
+               int beta_slow, bool default_params, int lo, int hi_extra) {
+        RopeScaling s{.kind = kind, .factor = factor, .original_max_position = l0};
+        if (!ntk_ok && (kind == K::ntk || kind == K::dynamic_ntk)) s.kind = K::linear;
+        const std::int64_t seq[] = {l0 / 2 + 1, l0, l0 + 1, 2 * l0, any_seq};
+        s.seq_len = seq[seq_choice];
+        if (!default_params) {
+          s.beta_fast = beta_fast;
+          s.beta_slow = std::min(beta_slow, beta_fast - 1) / 2.0 + 0.5;
+          s.low_freq_factor = lo / 4.0;
+          s.high_freq_factor = s.low_freq_factor + hi_extra / 4.0;
+        }
+        return s;
+      },
+      rc::gen::weightedOneOf<K>({{5, rc::gen::just(K::none)},
+                                 {1, rc::gen::just(K::linear)},
+                                 {1, rc::gen::just(K::ntk)},
+                                 {1, rc::gen::just(K::dynamic_ntk)},
+                                 {1, rc::gen::just(K::yarn)},
+                                 {1, rc::gen::just(K::llama3)}}),
+      scaling_factor(), original_context(), rc::gen::inRange(0, 5),
+      rc::gen::inRange<std::int64_t>(1, tol::kMaxPosition + 1), rc::gen::inRange(2, 65), rc::gen::inRange(1, 64),
+      rc::gen::weightedOneOf<bool>({{3, rc::gen::just(true)}, {1, rc::gen::just(false)}}), rc::gen::inRange(1, 17),
+      rc::gen::inRange(1, 33));
+}
+
+rc::Gen<RopeSpec> rope_spec(int max_dim, bool scaled) {
+  return rc::gen::mapcat(even_dim(max_dim), [scaled](int head_dim) {
+    return rc::gen::mapcat(
+        rc::gen::apply(
+            [head_dim](int rot_choice, int any_rot, double base, RopeLayout layout) {
+              int rot = head_dim;
+              if (rot_choice == 1 && head_dim % 4 == 0) rot = head_dim / 2;
+              if (rot_choice == 2) rot = 2 * any_rot;
+              return RopeSpec{head_dim, rot, base, layout};
+            },
+            rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)}, {1, rc::gen::just(1)}, {1, rc::gen::just(2)}}),
+            rc::gen::inRange(1, head_dim / 2 + 1), base(), rope_layout()),
+        [scaled](RopeSpec s) {
+          if (!scaled) return rc::gen::just(s);
+          return rc::gen::map(rope_scaling(s.rotary_dim), [s](RopeScaling sc) {
+            RopeSpec t = s;
+            t.scaling = sc;
+            return t;
+          });
+        });
   });
 }
 

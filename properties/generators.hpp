@@ -27,8 +27,13 @@ rc::Gen<double> base();
 rc::Gen<int> even_dim(int max);
 rc::Gen<SinusoidalLayout> sinusoidal_layout();
 rc::Gen<RopeLayout> rope_layout();
-/// A RoPE spec: head_dim even <= max_dim, rotary_dim = head_dim, half of it, or any even value.
-rc::Gen<RopeSpec> rope_spec(int max_dim);
+/// A scaling rule for a rotary_dim: none half the time, else linear, NTK, dynamic NTK, YaRN or
+/// Llama 3 with factors 1..64, the original contexts real models use or any, HF's default betas and
+/// frequency factors mostly; dynamic NTK's seq_len below, at and past the original context.
+rc::Gen<RopeScaling> rope_scaling(int rotary_dim);
+/// A RoPE spec: head_dim even <= max_dim, rotary_dim = head_dim, half of it, or any even value;
+/// scaled (rope_scaling) unless `scaled` is false.
+rc::Gen<RopeSpec> rope_spec(int max_dim, bool scaled = true);
 rc::Gen<std::uint32_t> data_seed();
 
 /// n values in [-scale, scale], rounded to the dtype, from a data seed (salt separates tensors

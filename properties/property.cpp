@@ -10,6 +10,8 @@ std::string_view family_name(Family f) {
       return "learned";
     case Family::relative:
       return "relative";
+    case Family::t5:
+      return "t5";
     case Family::rope:
       return "rope";
     case Family::alibi:

@@ -6,10 +6,12 @@
 
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
+#include "reference/axial.hpp"
 #include "reference/learned.hpp"
 #include "reference/relative.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
+#include "reference/t5.hpp"
 
 namespace pecheck {
 
@@ -55,6 +57,26 @@ class ReferenceDoubleEncoder final : public Encoder {
     shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
     const auto qd = widen(q), kd = widen(k), td = widen(table);
     narrow(dt, ref::shaw_scores<double>(s, qd, kd, td, pos), out);
+  }
+  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
+               std::span<float> out) override {
+    shapes::t5(s, table.size(), pos.size(), out.size());
+    const auto td = widen(table);
+    narrow(dt, ref::t5_bias_tensor<double>(s, td, pos), out);
+  }
+  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
+                          std::span<const std::int64_t> cols, std::span<float> out) override {
+    shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+    const std::size_t d = static_cast<std::size_t>(s.d_model);
+    for (std::size_t t = 0; t < rows.size(); ++t)
+      narrow(dt, ref::sinusoidal2d_row<double>(s, rows[t], cols[t]), out.subspan(t * d, d));
+  }
+  void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+                    std::span<const std::int64_t> cols, std::span<float> x) override {
+    shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
+    auto xd = widen(x);
+    ref::rope2d_apply<double>(s, heads, rows, cols, std::span<double>(xd));
+    narrow(dt, xd, x);
   }
   void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<const float> q,
                  std::span<const float> k, std::span<const float> v, std::span<const float> table,

@@ -23,7 +23,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   ref::rope_apply<Real>(c.spec, c.heads, c.positions, std::span<Real>(exact));
   std::vector<double> exact_d(exact.size());
   for (std::size_t i = 0; i < exact.size(); ++i) exact_d[i] = ref::to_double(exact[i]);
-  const WorstOf worst = worst_pair_error(c, dt, x, as_double(y), exact_d);
+  const WorstOf worst = worst_pair_error(c, dt, x, as_double(y), exact_d, c.spec.magnitude());
   return worst.store(o);
 }
 

@@ -29,7 +29,9 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const auto yab = encoder_rope(enc, dt, one, ya, {c.positions[1]}, o.failure);
   const auto direct = encoder_rope(enc, dt, one, x, {c.positions[2]}, o.failure);
   if (!o.failure.empty()) return o;
-  const WorstOf worst = worst_pair_error(one, dt, x, as_double(yab), as_double(direct));
+  // With YaRN's factor m, R_b R_a = m R_(a+b) on the rotated dims.
+  const double m = c.spec.magnitude();
+  const WorstOf worst = worst_pair_error(one, dt, x, as_double(yab), rotated_times(one, direct, m), m * m);
   o.error_u = worst.value;
   o.where = worst.where + fmt::format(" [R_{} R_{} x vs R_{} x]", c.positions[1], c.positions[0], c.positions[2]);
   return o;

@@ -23,7 +23,9 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const auto y = encoder_rope(enc, dt, c, x, c.positions, o.failure);
   const auto back = encoder_rope(enc, dt, c, y, negated, o.failure);
   if (!o.failure.empty()) return o;
-  return worst_pair_error(c, dt, x, as_double(back), as_double(x)).store(o);
+  // With YaRN's factor m, R_(-m) R_m = m^2 I on the rotated dims.
+  const double m = c.spec.magnitude();
+  return worst_pair_error(c, dt, x, as_double(back), rotated_times(c, x, m * m), m * m).store(o);
 }
 
 }  // namespace

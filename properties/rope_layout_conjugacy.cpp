@@ -39,7 +39,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   std::vector<double> back(x.size());  // P yi, in the half-split layout
   for (std::size_t base = 0; base < x.size(); base += hd)
     for (std::size_t k = 0; k < hd; ++k) back[base + k] = yi[base + interleaved_dim(c.spec, k)];
-  return worst_pair_error(c, dt, x, as_double(yh), back).store(o);
+  return worst_pair_error(c, dt, x, as_double(yh), back, c.spec.magnitude()).store(o);
 }
 
 }  // namespace

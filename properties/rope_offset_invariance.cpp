@@ -43,13 +43,14 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const auto kt = encoder_rope(enc, dt, seq, k, shifted, o.failure);
   if (!o.failure.empty()) return o;
   const std::size_t d = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.heads);
+  const double m = c.spec.magnitude();  // YaRN scales each rotated vector by m
   WorstOf worst;
   for (std::size_t i = 0; i < seq.positions.size(); ++i)
     for (std::size_t j = 0; j < seq.positions.size(); ++j)
       for (std::size_t h = 0; h < H; ++h) {
         const std::size_t a = (i * H + h) * d, b = (j * H + h) * d;
         const double s0 = dot(&q0[a], &k0[b], d), st = dot(&qt[a], &kt[b], d);
-        const double scale = std::sqrt(dot(&q[a], &q[a], d) * dot(&k[b], &k[b], d));
+        const double scale = m * m * std::sqrt(dot(&q[a], &q[a], d) * dot(&k[b], &k[b], d));
         worst.offer(std::fabs(s0 - st) / (unit_roundoff(dt) * scale), [&] {
           return fmt::format("head {} score({}, {}) = {:.9g} at offset 0, {:.9g} at offset {}", h, i, j, s0, st, t);
         });

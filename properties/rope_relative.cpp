@@ -37,7 +37,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
              knt = encoder_rope(enc, dt, c, k, {n + t}, o.failure);
   if (!o.failure.empty()) return o;
   const double s1 = dot(qm, kn), s2 = dot(qmt, knt);
-  o.error_u = std::fabs(s1 - s2) / (unit_roundoff(dt) * norm(q) * norm(k));
+  const double g = c.spec.magnitude();  // YaRN scales each rotated vector by g
+  o.error_u = std::fabs(s1 - s2) / (unit_roundoff(dt) * g * g * norm(q) * norm(k));
   o.where = fmt::format("<R_m q, R_n k> = {:.9g}, <R_m+t q, R_n+t k> = {:.9g}", s1, s2);
   return o;
 }

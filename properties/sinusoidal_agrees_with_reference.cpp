@@ -1,5 +1,6 @@
 // Theorem: every entry of the encoder's sinusoidal table is within E = 2u of the exact
-// sin/cos(pos * base^(-2i/d)) placed by its layout, for every position below 2^24.
+// sin/cos(pos * frequency_i) placed by its layout (Vaswani's or fairseq's frequencies, fairseq's
+// padding row exactly zero), for every position below 2^24.
 // Doc: docs/properties/sinusoidal.agrees_with_reference.md
 #include "properties/catalogue.hpp"
 #include "properties/runner.hpp"
@@ -11,12 +12,19 @@ namespace pecheck::props {
 
 namespace {
 
+/// fairseq specs get its padding row (padding_idx 1, or another small index) half the time, and
+/// then the padding position is among the rows asked for.
 rc::Gen<SinusoidalCase> cases(DType) {
   return rc::gen::apply(
-      [](SinusoidalSpec s, std::vector<std::int64_t> p) {
+      [](SinusoidalSpec s, std::vector<std::int64_t> p, int padding) {
+        if (s.frequencies == SinusoidalFrequencies::fairseq && padding >= 0) {
+          s.padding_idx = padding;
+          p.back() = padding;
+        }
         return SinusoidalCase{s, p};
       },
-      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(3, gen::position()));
+      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(3, gen::position()),
+      rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, rc::gen::just(1)}, {1, rc::gen::element(0, 2, 3)}}));
 }
 
 Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {

@@ -26,12 +26,15 @@ struct SinusoidalCase {
   }
 };
 
+/// Vaswani's frequencies mostly, fairseq's (base^(-i/(d/2-1))) a third of the time; no padding row.
 inline rc::Gen<SinusoidalSpec> sinusoidal_spec_gen() {
   return rc::gen::apply(
-      [](int d, double base, SinusoidalLayout l) {
-        return SinusoidalSpec{d, base, l};
+      [](int d, double base, SinusoidalLayout l, bool fairseq) {
+        const auto f = fairseq && d >= 4 ? SinusoidalFrequencies::fairseq : SinusoidalFrequencies::vaswani;
+        return SinusoidalSpec{d, base, l, f};
       },
-      gen::even_dim(256), gen::base(), gen::sinusoidal_layout());
+      gen::even_dim(256), gen::base(), gen::sinusoidal_layout(),
+      rc::gen::weightedOneOf<bool>({{2, rc::gen::just(false)}, {1, rc::gen::just(true)}}));
 }
 
 /// The encoder's rows for the given positions; failure set when an output is not clean.

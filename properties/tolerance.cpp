@@ -28,6 +28,13 @@ double sinusoidal_norm(DType t, int d) {
   return std::sqrt(2.0) * E * d + E * E * u * d + d * kU64 / u;
 }
 
+double sinusoidal_distance(DType t, int d) {
+  // Each entry within E u, so a difference of two rows within 2 E u per entry, 2 E u sqrt(d) in
+  // norm; the distance formed in double errs by at most (d/2 + 2) sqrt(2d) u64 (a recursive sum of
+  // d rounded squares, then a root; sqrt(2d) the largest distance), charged as d sqrt(2d) u64.
+  return 2 * kPositionContract * std::sqrt(double(d)) + d * std::sqrt(2.0 * d) * kU64 / unit_roundoff(t);
+}
+
 double rope_pair(DType) { return kPositionContract; }
 
 double rope_relative(DType t, int head_dim) {
@@ -46,6 +53,19 @@ double rope_inverse(DType t) {
 }
 
 double two_results(DType) { return 2 * kPositionContract; }
+
+double rope_base_law(DType t) {
+  // The equivalent base b' reaches the encoder rounded to double (|db'/b'| <= 2 u64 with the
+  // long-double product); the angle P b'^(-2p/d) then moves by at most P * 2 u64 < 2^24 * 2 u64.
+  return 2 * kPositionContract + double(kMaxPosition + 1) * 2 * kU64 / unit_roundoff(t);
+}
+
+double rope_angle(DType t) {
+  // A unit pair rotated within E u (normwise) has its angle within asin(E u) <= E u (1 + (E u)^2);
+  // the allowed interval is computed in long double (negligible).
+  const double eu = kPositionContract * unit_roundoff(t);
+  return kPositionContract * (1 + eu * eu);
+}
 
 /// One rounding (1u relative) after an intermediate rounding: fp32 for bf16/f16 storage, double
 /// (u64 = 2^-29 u32) for f32 storage.
@@ -80,6 +100,8 @@ const std::vector<Entry>& table() {
        "two dot products of d entries within E u, |PE| = sqrt(d/2)"},
       {"sinusoidal.norm", "||PE(p)|^2 - d/2| / u", "sqrt(2) E d + E^2 u d + d u64/u",
        "2 PE.dPE + |dPE|^2 with |dPE| <= E u sqrt(d)"},
+      {"sinusoidal.distance", "(delta_L - min_(p!=q) |PE(p) - PE(q)|)+ / u", "2 E sqrt(d) + d sqrt(2d) u64/u",
+       "a difference of two rows within 2 E u per entry"},
       {"rope.pair", "|y_p - y_ref,p| / (u max(|x_p|, min_normal))", "E = 2",
        "final rounding 1u relative + angle budget 1u (double angles, pos < 2^24)"},
       {"rope.relative", "|<R_m q, R_n k> - <R_m+t q, R_n+t k>| / (u |q||k|)", "4 E + 2 E^2 u + 2 d u64/u",
@@ -90,6 +112,13 @@ const std::vector<Entry>& table() {
        "two rotations, each within E u |x_p|; x itself is exact"},
       {"layout.pair", "|a - P b| per entry or pair, in the unit of the agreement metric", "2 E",
        "two results of one exact value (two layouts, or two calls), each within E"},
+      {"rope.base_law", "per pair, as rope.pair, between two encoder results", "2 E + 2^24 * 2 u64/u",
+       "two results within E of R_m; the equivalent base rounded to double moves angles by <= P 2 u64"},
+      {"rope.angle", "|atan2(y_b, y_a) - allowed angle| / u for a unit pair", "E (1 + (E u)^2)",
+       "a pair within E u of the exact one has its angle within asin(E u)"},
+      {"t5.bucket", "out[h,i,j] == table[bucket(p_j - p_i), h] bitwise", "exact; 2^-12 tie window",
+       "a gather; the neighbouring bucket is accepted only where the exact log coordinate is within 2^-12 of an "
+       "integer (fp32 log)"},
       {"learned.add", "|y - y_ref| / (u max(|y_ref|, min_normal))", "1 + u32/u (1 + u64/u32 for f32)",
        "one rounding (1u relative), double rounding through fp32 (or double for f32)"},
       {"alibi.bias", "|b - b_ref| / (u max(|b_ref|, min_normal))", "1 + 3 u32/u",

@@ -19,18 +19,28 @@ inline constexpr double kPositionContract = 2.0;
 /// Largest position the position contract covers.
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 24) - 1;
 
-double sinusoidal_entry(DType);              ///< |pe - pe_ref| / u
-double sinusoidal_shift(DType);              ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
-double sinusoidal_gram(DType, int d_model);  ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
-double sinusoidal_norm(DType, int d_model);  ///< ||PE(p)|^2 - d/2| / u
-double rope_pair(DType);                     ///< per pair, / (u max(|x_p|, min_normal))
-double rope_relative(DType, int head_dim);   ///< score difference / (u |q| |k|)
-double rope_composition(DType);              ///< per pair, / (u max(|x_p|, min_normal))
-double rope_inverse(DType);                  ///< |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))
-double two_results(DType);                   ///< two results each within E of one exact value: 2E
-double learned_add(DType);                   ///< / (u max(|y_ref|, min_normal))
-double alibi_bias(DType);                    ///< / (u max(|b_ref|, min_normal))
-double shaw_score(DType, int head_dim);      ///< / (u sum_c |q_c| (|k_c| + |r_c|))
+double sinusoidal_entry(DType);                  ///< |pe - pe_ref| / u
+double sinusoidal_shift(DType);                  ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
+double sinusoidal_gram(DType, int d_model);      ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
+double sinusoidal_norm(DType, int d_model);      ///< ||PE(p)|^2 - d/2| / u
+double sinusoidal_distance(DType, int d_model);  ///< (delta_L - min |PE(p) - PE(q)|)+ / u
+double rope_pair(DType);                         ///< per pair, / (u max(|x_p|, min_normal))
+double rope_relative(DType, int head_dim);       ///< score difference / (u |q| |k|)
+double rope_composition(DType);                  ///< per pair, / (u max(|x_p|, min_normal))
+double rope_inverse(DType);                      ///< |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))
+double two_results(DType);                       ///< two results each within E of one exact value: 2E
+double rope_base_law(DType);                     ///< two RoPE results, one at a base rounded to double
+double rope_angle(DType);                        ///< |angle(R_P e) - allowed| / u, e a unit pair
+double learned_add(DType);                       ///< / (u max(|y_ref|, min_normal))
+double alibi_bias(DType);                        ///< / (u max(|b_ref|, min_normal))
+double shaw_score(DType, int head_dim);          ///< / (u sum_c |q_c| (|k_c| + |r_c|))
+
+/// T5 buckets: where the exact log coordinate of a distance lies within this of an integer, an
+/// implementation that takes the log in fp32 (HF, Mesh TensorFlow) may land in the neighbouring
+/// bucket; both are accepted there and nowhere else. fp32 log, division and product err by 4-5 u32
+/// relative, so |dt| <= ~2^-15 for the bucket counts models use; the window is 6-8x that
+/// (docs/error-model.md, t5.bucket).
+inline constexpr double kT5TieWindow = 0x1p-12;
 
 /// What the attention bound needs to know about one case (from the exact transformed inputs).
 struct AttentionCase {

@@ -6,7 +6,7 @@
 #include <span>
 #include <utility>
 
-#include "reference/sinusoidal.hpp"
+#include "reference/rope_scaling.hpp"
 #include "spec/conventions.hpp"
 
 namespace pecheck::ref {
@@ -17,14 +17,16 @@ inline std::pair<int, int> rope_pair(const RopeSpec& s, int p) {
   return {p, p + s.rotary_dim / 2};
 }
 
-/// Rotates one head (head_dim values) to position pos: pair p by angle pos * base^(-2p/rotary_dim).
+/// Rotates one head (head_dim values) to position pos: pair p by angle pos * inv_freq(p), then
+/// scales the rotated dims by the magnitude (YaRN's attention factor, else 1).
 template <class Real>
 void rope_rotate(const RopeSpec& s, std::int64_t pos, std::span<Real> head) {
   using std::cos;
   using std::sin;
+  const Real m = rope_magnitude<Real>(s);
   for (int p = 0; p < s.rotary_dim / 2; ++p) {
-    const Real angle = Real(pos) * frequency<Real>(p, s.rotary_dim, s.base);
-    const Real c = cos(angle), sn = sin(angle);
+    const Real angle = Real(pos) * rope_inv_freq<Real>(s, p);
+    const Real c = m * cos(angle), sn = m * sin(angle);
     const auto [a, b] = rope_pair(s, p);
     const Real x1 = head[static_cast<std::size_t>(a)], x2 = head[static_cast<std::size_t>(b)];
     head[static_cast<std::size_t>(a)] = x1 * c - x2 * sn;

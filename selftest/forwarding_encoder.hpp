@@ -36,6 +36,18 @@ class Forwarding : public Encoder {
                    std::span<const float> t, std::span<const std::int64_t> p, std::span<float> o) override {
     inner_->shaw_scores(s, dt, q, k, t, p, o);
   }
+  void t5_bias(const T5Spec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
+               std::span<float> o) override {
+    inner_->t5_bias(s, dt, t, p, o);
+  }
+  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> r,
+                          std::span<const std::int64_t> c, std::span<float> o) override {
+    inner_->sinusoidal2d_table(s, dt, r, c, o);
+  }
+  void rope2d_apply(const AxialRopeSpec& s, DType dt, int h, std::span<const std::int64_t> r,
+                    std::span<const std::int64_t> c, std::span<float> x) override {
+    inner_->rope2d_apply(s, dt, h, r, c, x);
+  }
   void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
                  std::span<const float> k, std::span<const float> v, std::span<const float> t,
                  std::span<float> o) override {

@@ -29,6 +29,14 @@ std::vector<Mutant> relational_mutants();
 /// (selftest/mutants_numeric.cpp).
 std::vector<Mutant> numeric_mutants();
 
+/// Mutants of RoPE scaling (linear, NTK, YaRN, Llama 3) and of rotary-kernel bookkeeping
+/// (selftest/mutants_scaling.cpp).
+std::vector<Mutant> scaling_mutants();
+
+/// Mutants of position tables and score biases: fp16 positions, T5 buckets
+/// (selftest/mutants_bias.cpp).
+std::vector<Mutant> bias_mutants();
+
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
 

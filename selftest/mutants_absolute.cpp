@@ -2,6 +2,7 @@
 #include <cmath>
 #include <utility>
 
+#include "impl/rope_frequencies.hpp"
 #include "impl/scalar/kernels.hpp"
 #include "selftest/forwarding_encoder.hpp"
 #include "selftest/mutants.hpp"
@@ -35,17 +36,20 @@ struct RopeBase1000 : Forwarding {
   }
 };
 
-/// (cos, sin) of an angle, for the mutants that compute the angle their own (wrong) way.
-std::pair<double, double> cos_sin(double a) { return {std::cos(a), std::sin(a)}; }
+/// (cos, sin) of an angle times the spec's magnitude (YaRN's factor), for the mutants that
+/// compute the angle their own (wrong) way.
+std::pair<double, double> cos_sin(const RopeSpec& s, double a) {
+  return {s.magnitude() * std::cos(a), s.magnitude() * std::sin(a)};
+}
 
-/// The PyTorch formula: inv_freq and pos * inv_freq in fp32 (error ~ pos * 2^-24 rad).
+/// The PyTorch formula: inv_freq (scaled as the spec says) and pos * inv_freq in fp32 (error
+/// ~ pos * 2^-24 rad).
 struct RopeFp32Angles : Forwarding {
   RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
-      const float inv =
-          1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * i) / static_cast<float>(s.rotary_dim));
-      return cos_sin(static_cast<double>(static_cast<float>(pos) * inv));
+      const auto inv = static_cast<float>(angles::scaled_inv_freq(s, i));
+      return cos_sin(s, static_cast<double>(static_cast<float>(pos) * inv));
     });
   }
 };
@@ -55,8 +59,8 @@ struct RopeBf16Angles : Forwarding {
   RopeBf16Angles() : Forwarding("mutant-rope-bf16-angles") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
-      const double inv = std::pow(s.base, -2.0 * i / s.rotary_dim);
-      return cos_sin(static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv)));
+      const auto inv = static_cast<double>(angles::scaled_inv_freq(s, i));
+      return cos_sin(s, static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv)));
     });
   }
 };
@@ -171,6 +175,8 @@ const std::vector<Mutant>& mutants() {
     for (const Mutant& m : all) v.push_back(m);
     for (Mutant& m : relational_mutants()) v.push_back(std::move(m));
     for (Mutant& m : numeric_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : scaling_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : bias_mutants()) v.push_back(std::move(m));
     return v;
   }();
   return with_relational;

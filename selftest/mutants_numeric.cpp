@@ -18,6 +18,7 @@ double inv_freq(const RopeSpec& s, int p) { return std::pow(s.base, -2.0 * p / s
 struct RopeCosOfSin : Forwarding {
   RopeCosOfSin() : Forwarding("mutant-rope-cos-of-sin") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const double a = std::sin(static_cast<double>(pos) * inv_freq(s, i));
       return std::pair{std::cos(a), std::sin(a)};
@@ -31,6 +32,7 @@ struct RopeNoRangeReduction : Forwarding {
   static double poly_sin(double a) { return a - a * a * a / 6 + a * a * a * a * a / 120 - std::pow(a, 7) / 5040; }
   static double poly_cos(double a) { return 1 - a * a / 2 + a * a * a * a / 24 - std::pow(a, 6) / 720; }
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const double a = static_cast<double>(pos) * inv_freq(s, i);
       return std::pair{poly_cos(a), poly_sin(a)};
@@ -43,6 +45,7 @@ struct RopeNoRangeReduction : Forwarding {
 struct RopeIncrementalTheta : Forwarding {
   RopeIncrementalTheta() : Forwarding("mutant-rope-incremental-theta") {}
   void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const float scale = std::pow(static_cast<float>(s.base), -2.0f / static_cast<float>(s.rotary_dim));
       float theta = static_cast<float>(pos);

@@ -35,19 +35,38 @@ inline std::string_view layout_name(RopeLayout l) {
 /// Shortest text that reads back as the same double ("10000", "5e+05", "0.5").
 inline std::string short_number(double x) { return fmt::format("{}", x); }
 
-/// PE(pos, pair i) = (sin, cos)(pos * base^(-2i/d_model)).
+/// The frequency of pair i of a sinusoid of width d.
+enum class SinusoidalFrequencies {
+  vaswani,  ///< base^(-2i/d) (Vaswani 2017, tensor2tensor, the seeds)
+  fairseq,  ///< base^(-i/(d/2 - 1)): fairseq's exp(-i log(base) / (half_dim - 1)), last pair at 1/base
+};
+
+/// PE(pos, pair i) = (sin, cos)(pos * frequency_i), placed by the layout. fairseq's table also
+/// has an all-zero row at padding_idx (its positions start at padding_idx + 1).
 struct SinusoidalSpec {
   int d_model = 64;
   double base = 10000.0;
   SinusoidalLayout layout = SinusoidalLayout::interleaved;
+  SinusoidalFrequencies frequencies = SinusoidalFrequencies::vaswani;
+  std::int64_t padding_idx = -1;  ///< the position whose row is all zeros; -1: none
 
   void validate() const {
     if (d_model <= 0 || d_model % 2 != 0)
       throw std::invalid_argument(fmt::format("sinusoidal d_model must be even and > 0, got {}", d_model));
+    if (frequencies == SinusoidalFrequencies::fairseq && d_model < 4)
+      throw std::invalid_argument(
+          fmt::format("fairseq sinusoid needs d_model >= 4 (half_dim - 1 > 0), got {}", d_model));
     if (!(base > 1.0)) throw std::invalid_argument(fmt::format("sinusoidal base must be > 1, got {}", base));
+    if (padding_idx < -1) throw std::invalid_argument(fmt::format("padding_idx must be >= -1, got {}", padding_idx));
   }
+  /// Whether pos is the padding position (never when padding_idx is -1: negative positions are valid).
+  bool is_padding(std::int64_t pos) const { return padding_idx >= 0 && pos == padding_idx; }
+  /// The d of base^(-2i/d) that gives this spec's frequencies: d_model, or d_model - 2 (fairseq).
+  int frequency_width() const { return frequencies == SinusoidalFrequencies::fairseq ? d_model - 2 : d_model; }
   std::string describe() const {
-    return fmt::format("sinusoidal(layout={},d={},base={})", layout_name(layout), d_model, short_number(base));
+    return fmt::format("sinusoidal(layout={},d={},base={}{}{})", layout_name(layout), d_model, short_number(base),
+                       frequencies == SinusoidalFrequencies::fairseq ? ",fairseq" : "",
+                       padding_idx >= 0 ? fmt::format(",padding_idx={}", padding_idx) : std::string());
   }
 };
 
@@ -63,13 +82,94 @@ struct LearnedSpec {
   std::string describe() const { return fmt::format("learned(max_len={},d={})", max_len, d_model); }
 };
 
-/// Rotation of the first rotary_dim dims of each head by angles pos * base^(-2i/rotary_dim);
-/// dims [rotary_dim, head_dim) pass through untouched.
+/// How a RoPE model stretches its frequencies past the context it was trained on.
+enum class RopeScalingKind {
+  none,         ///< inv_freq_i = base^(-2i/d)
+  linear,       ///< position interpolation: inv_freq_i / factor (R^lin_m = R_(m/factor))
+  ntk,          ///< "NTK-aware": base' = base * factor^(d/(d-2))
+  dynamic_ntk,  ///< base' = base * (factor L / L0 - (factor - 1))^(d/(d-2)) when L > L0 (HF "dynamic")
+  yarn,         ///< per-pair ramp between inv_freq and inv_freq/factor, outputs times 0.1 ln(factor) + 1
+  llama3,       ///< Llama 3.1: inv_freq/factor for long wavelengths, unchanged for short, smooth between
+};
+
+inline std::string_view scaling_name(RopeScalingKind k) {
+  switch (k) {
+    case RopeScalingKind::none:
+      return "none";
+    case RopeScalingKind::linear:
+      return "linear";
+    case RopeScalingKind::ntk:
+      return "ntk";
+    case RopeScalingKind::dynamic_ntk:
+      return "dynamic_ntk";
+    case RopeScalingKind::yarn:
+      return "yarn";
+    case RopeScalingKind::llama3:
+      return "llama3";
+  }
+  return "?";
+}
+
+/// The parameters of a RoPE scaling rule, named as in HF's `rope_scaling` config (d is rotary_dim).
+struct RopeScaling {
+  RopeScalingKind kind = RopeScalingKind::none;
+  double factor = 1.0;
+  std::int64_t original_max_position = 4096;  ///< L0: dynamic_ntk, yarn, llama3
+  std::int64_t seq_len = 1;                   ///< L: dynamic_ntk's current length (HF: max(position_ids) + 1)
+  double beta_fast = 32.0, beta_slow = 1.0;   ///< yarn correction range, in rotations
+  double low_freq_factor = 1.0, high_freq_factor = 4.0;  ///< llama3
+
+  void validate(int rotary_dim) const {
+    if (kind == RopeScalingKind::none) return;
+    if (!(std::isfinite(factor) && factor >= 1.0))
+      throw std::invalid_argument(
+          fmt::format("RoPE {} scaling needs a finite factor >= 1, got {}", scaling_name(kind), factor));
+    if (original_max_position <= 0)
+      throw std::invalid_argument(fmt::format("RoPE original_max_position must be > 0, got {}", original_max_position));
+    if ((kind == RopeScalingKind::ntk || kind == RopeScalingKind::dynamic_ntk) && rotary_dim < 4)
+      throw std::invalid_argument(fmt::format("NTK scaling needs rotary_dim >= 4 (d/(d-2)), got {}", rotary_dim));
+    if (kind == RopeScalingKind::dynamic_ntk && seq_len <= 0)
+      throw std::invalid_argument(fmt::format("dynamic NTK needs seq_len > 0, got {}", seq_len));
+    if (kind == RopeScalingKind::yarn && !(beta_fast > beta_slow && beta_slow > 0))
+      throw std::invalid_argument(
+          fmt::format("YaRN needs beta_fast > beta_slow > 0, got {} and {}", beta_fast, beta_slow));
+    if (kind == RopeScalingKind::llama3 && !(high_freq_factor > low_freq_factor && low_freq_factor > 0))
+      throw std::invalid_argument(
+          fmt::format("Llama 3 scaling needs high_freq_factor > low_freq_factor > 0, got {} and {}", high_freq_factor,
+                      low_freq_factor));
+  }
+  /// YaRN's attention factor multiplies cos and sin (HF `attention_scaling`); 1 for the others.
+  double magnitude() const {
+    return kind == RopeScalingKind::yarn && factor > 1.0 ? 0.1 * std::log(factor) + 1.0 : 1.0;
+  }
+  std::string describe() const {
+    switch (kind) {
+      case RopeScalingKind::none:
+        return "";
+      case RopeScalingKind::linear:
+      case RopeScalingKind::ntk:
+        return fmt::format(",{}(s={})", scaling_name(kind), short_number(factor));
+      case RopeScalingKind::dynamic_ntk:
+        return fmt::format(",dynamic_ntk(s={},L0={},L={})", short_number(factor), original_max_position, seq_len);
+      case RopeScalingKind::yarn:
+        return fmt::format(",yarn(s={},L0={},beta={}/{})", short_number(factor), original_max_position,
+                           short_number(beta_fast), short_number(beta_slow));
+      case RopeScalingKind::llama3:
+        return fmt::format(",llama3(s={},L0={},lo={},hi={})", short_number(factor), original_max_position,
+                           short_number(low_freq_factor), short_number(high_freq_factor));
+    }
+    return "";
+  }
+};
+
+/// Rotation of the first rotary_dim dims of each head by angles pos * inv_freq_i, inv_freq_i =
+/// base^(-2i/rotary_dim) under the scaling rule; dims [rotary_dim, head_dim) pass through untouched.
 struct RopeSpec {
   int head_dim = 64;
   int rotary_dim = 64;
   double base = 10000.0;
   RopeLayout layout = RopeLayout::interleaved;
+  RopeScaling scaling{};
 
   void validate() const {
     if (head_dim <= 0 || head_dim % 2 != 0)
@@ -78,10 +178,13 @@ struct RopeSpec {
       throw std::invalid_argument(
           fmt::format("RoPE rotary_dim must be even and in (0, head_dim={}], got {}", head_dim, rotary_dim));
     if (!(base > 1.0)) throw std::invalid_argument(fmt::format("RoPE base must be > 1, got {}", base));
+    scaling.validate(rotary_dim);
   }
+  /// |R_m x| / |x| on the rotated dims: 1, or YaRN's attention factor.
+  double magnitude() const { return scaling.magnitude(); }
   std::string describe() const {
-    return fmt::format("rope(layout={},d={},rot={},base={})", layout_name(layout), head_dim, rotary_dim,
-                       short_number(base));
+    return fmt::format("rope(layout={},d={},rot={},base={}{})", layout_name(layout), head_dim, rotary_dim,
+                       short_number(base), scaling.describe());
   }
 };
 
@@ -110,6 +213,32 @@ struct ShawSpec {
   }
   int table_rows() const { return 2 * max_distance + 1; }
   std::string describe() const { return fmt::format("shaw(K={},d={})", max_distance, head_dim); }
+};
+
+/// T5's bucketed relative bias: out[h, i, j] = table[bucket(p_j - p_i), h]. Distances below
+/// max_exact = n/2 (n = num_buckets, halved when bidirectional) get their own bucket, larger ones
+/// log-spaced buckets up to max_distance, beyond which they share the last.
+struct T5Spec {
+  int heads = 8;
+  int num_buckets = 32;
+  int max_distance = 128;
+  bool bidirectional = true;
+
+  int half() const { return bidirectional ? num_buckets / 2 : num_buckets; }  ///< buckets per direction
+  int max_exact() const { return half() / 2; }
+  void validate() const {
+    if (heads <= 0) throw std::invalid_argument(fmt::format("T5 bias needs heads > 0, got {}", heads));
+    if (num_buckets < (bidirectional ? 4 : 2) || (bidirectional && num_buckets % 2 != 0))
+      throw std::invalid_argument(fmt::format("T5 num_buckets must be >= {}{}, got {}", bidirectional ? 4 : 2,
+                                              bidirectional ? " and even" : "", num_buckets));
+    if (max_distance <= max_exact())
+      throw std::invalid_argument(
+          fmt::format("T5 max_distance must exceed max_exact = {}, got {}", max_exact(), max_distance));
+  }
+  std::string describe() const {
+    return fmt::format("t5(heads={},buckets={},max_distance={},{})", heads, num_buckets, max_distance,
+                       bidirectional ? "bidirectional" : "causal");
+  }
 };
 
 /// How a position encoding enters attention.

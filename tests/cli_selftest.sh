@@ -14,7 +14,7 @@ python3 - "$tmp/st.json" <<'PY' || { echo "FAIL: selftest json"; exit 1; }
 import json, sys
 doc = json.load(open(sys.argv[1]))
 assert doc["seed"] == 1 and doc["cases"] == 100
-assert len(doc["mutants"]) >= 16, len(doc["mutants"])
+assert len(doc["mutants"]) >= 30, len(doc["mutants"])
 ids = {r["property"] for r in doc["results"]}
 for m in doc["mutants"]:
     for k in ("name", "description", "source", "expected", "killed", "killed_by"):

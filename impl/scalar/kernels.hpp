@@ -6,6 +6,7 @@
 #include <span>
 
 #include "spec/conventions.hpp"
+#include "spec/conventions_2d.hpp"
 #include "spec/dtype.hpp"
 
 namespace pecheck::scalar {
@@ -17,6 +18,12 @@ void rope_apply(const RopeSpec&, DType, int heads, std::span<const std::int64_t>
 void alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t> positions, std::span<float> out);
 void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<const float> k,
                  std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out);
+void t5_bias(const T5Spec&, DType, std::span<const float> table, std::span<const std::int64_t> positions,
+             std::span<float> out);
+void sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int64_t> rows,
+                        std::span<const std::int64_t> cols, std::span<float> out);
+void rope2d_apply(const AxialRopeSpec&, DType, int heads, std::span<const std::int64_t> rows,
+                  std::span<const std::int64_t> cols, std::span<float> x);
 void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions, std::span<const float> q,
                std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
                std::span<float> out);

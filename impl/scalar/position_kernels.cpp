@@ -1,10 +1,12 @@
 // Scalar sinusoidal table, learned add and RoPE.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "impl/angles.hpp"
 #include "impl/encoder.hpp"
+#include "impl/rope_frequencies.hpp"
 #include "impl/scalar/kernels.hpp"
 
 namespace pecheck::scalar {
@@ -16,10 +18,15 @@ std::size_t to_size(int x) { return static_cast<std::size_t>(x); }
 void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
                       std::span<float> out) {
   shapes::sinusoidal(s, positions.size(), out.size());
-  const auto freqs = angles::frequencies(s.d_model, s.base);
   const std::size_t d = to_size(s.d_model), half = d / 2;
+  std::vector<angles::Frequency> freqs(half);  // base^(-2i/w), w = d (or d - 2 for fairseq)
+  for (std::size_t i = 0; i < half; ++i) freqs[i] = angles::frequency(static_cast<int>(i), s.frequency_width(), s.base);
   for (std::size_t t = 0; t < positions.size(); ++t) {
     float* row = out.data() + t * d;
+    if (s.is_padding(positions[t])) {
+      std::fill(row, row + d, 0.0f);
+      continue;
+    }
     for (std::size_t i = 0; i < half; ++i) {
       const auto sc = angles::sincos(positions[t], freqs[i]);
       const bool inter = s.layout == SinusoidalLayout::interleaved;
@@ -45,11 +52,15 @@ void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, s
 
 void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions, std::span<float> x) {
   shapes::rope(s, heads, positions.size(), x.size());
-  const auto freqs = angles::frequencies(s.rotary_dim, s.base);
+  const auto freqs = angles::rope_frequencies(s);
+  const double m = s.magnitude();  // YaRN's attention factor, folded into cos and sin as in HF
   const std::size_t pairs = freqs.size(), hd = to_size(s.head_dim);
   std::vector<angles::SinCos> cache(pairs);  // per token, shared by all heads
   for (std::size_t t = 0; t < positions.size(); ++t) {
-    for (std::size_t p = 0; p < pairs; ++p) cache[p] = angles::sincos(positions[t], freqs[p]);
+    for (std::size_t p = 0; p < pairs; ++p) {
+      const auto sc = angles::sincos(positions[t], freqs[p]);
+      cache[p] = {m * sc.s, m * sc.c};
+    }
     for (std::size_t h = 0; h < to_size(heads); ++h) {
       float* head = x.data() + (t * to_size(heads) + h) * hd;
       for (std::size_t p = 0; p < pairs; ++p) {

@@ -30,6 +30,18 @@ class ScalarEncoder final : public Encoder {
                    std::span<const float> table, std::span<const std::int64_t> pos, std::span<float> out) override {
     scalar::shaw_scores(s, dt, q, k, table, pos, out);
   }
+  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
+               std::span<float> out) override {
+    scalar::t5_bias(s, dt, table, pos, out);
+  }
+  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
+                          std::span<const std::int64_t> cols, std::span<float> out) override {
+    scalar::sinusoidal2d_table(s, dt, rows, cols, out);
+  }
+  void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+                    std::span<const std::int64_t> cols, std::span<float> x) override {
+    scalar::rope2d_apply(s, dt, heads, rows, cols, x);
+  }
   void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<const float> q,
                  std::span<const float> k, std::span<const float> v, std::span<const float> table,
                  std::span<float> out) override {

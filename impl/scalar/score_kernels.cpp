@@ -41,4 +41,27 @@ void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::spa
     }
 }
 
+void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
+             std::span<float> out) {
+  const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads);
+  shapes::t5(s, table.size(), n, out.size());
+  const int half = s.half(), max_exact = s.max_exact();
+  // The log coordinate in double: exact bucket boundaries (where (n/max_exact)^(half-max_exact) is
+  // a power of max_distance/max_exact) may round either way; the property accepts both there.
+  const double log_range = std::log(static_cast<double>(s.max_distance) / max_exact);
+  const auto bucket = [&](std::int64_t relative) {
+    const int offset = s.bidirectional && relative > 0 ? half : 0;
+    const std::int64_t dist =
+        s.bidirectional ? (relative < 0 ? -relative : relative) : std::max<std::int64_t>(-relative, 0);
+    if (dist < max_exact) return offset + static_cast<int>(dist);
+    const double t = (half - max_exact) * std::log(static_cast<double>(dist) / max_exact) / log_range;
+    return offset + static_cast<int>(std::min<double>(max_exact + std::floor(t), half - 1));
+  };
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto b = static_cast<std::size_t>(bucket(positions[j] - positions[i]));
+      for (std::size_t h = 0; h < H; ++h) out[(h * n + i) * n + j] = round_to(dt, table[b * H + h]);
+    }
+}
+
 }  // namespace pecheck::scalar

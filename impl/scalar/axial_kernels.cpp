@@ -1,0 +1,42 @@
+// Scalar 2-D encodings, from the 1-D kernels: a sinusoid per axis, axial RoPE per half-head.
+#include <algorithm>
+#include <vector>
+
+#include "impl/encoder.hpp"
+#include "impl/scalar/kernels.hpp"
+
+namespace pecheck::scalar {
+
+void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
+                        std::span<const std::int64_t> cols, std::span<float> out) {
+  shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+  const std::size_t n = rows.size(), d = static_cast<std::size_t>(s.d_model), half = d / 2;
+  std::vector<float> r(n * half), c(n * half);
+  sinusoidal_table(s.axis(), dt, rows, r);
+  sinusoidal_table(s.axis(), dt, cols, c);
+  for (std::size_t t = 0; t < n; ++t) {
+    std::copy_n(r.begin() + static_cast<std::ptrdiff_t>(t * half), half,
+                out.begin() + static_cast<std::ptrdiff_t>(t * d));
+    std::copy_n(c.begin() + static_cast<std::ptrdiff_t>(t * half), half,
+                out.begin() + static_cast<std::ptrdiff_t>(t * d + half));
+  }
+}
+
+void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+                  std::span<const std::int64_t> cols, std::span<float> x) {
+  shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
+  const std::size_t half = static_cast<std::size_t>(s.head_dim / 2), blocks = x.size() / (2 * half);
+  // Each half-head is a head of the 1-D RoPE of width d/2: gather, rotate, scatter back.
+  for (const std::size_t which : {std::size_t{0}, half}) {
+    std::vector<float> part(blocks * half);
+    for (std::size_t b = 0; b < blocks; ++b)
+      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(b * 2 * half + which), half,
+                  part.begin() + static_cast<std::ptrdiff_t>(b * half));
+    rope_apply(s.axis(), dt, heads, which == 0 ? rows : cols, part);
+    for (std::size_t b = 0; b < blocks; ++b)
+      std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(b * half), half,
+                  x.begin() + static_cast<std::ptrdiff_t>(b * 2 * half + which));
+  }
+}
+
+}  // namespace pecheck::scalar

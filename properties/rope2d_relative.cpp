@@ -1,0 +1,60 @@
+// Theorem: axial RoPE scores depend only on the 2-D offset: <R_(r1,c1) q, R_(r2,c2) k> is unchanged
+// when both tokens move by (t, s), for every base and layout.
+// Doc: docs/properties/rope2d.relative.md
+#include "properties/axial_cases.hpp"
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// rows = {r1, r2, t}, cols = {c1, c2, s}, shifts clipped so every coordinate stays below 2^24.
+rc::Gen<Rope2dCase> cases(DType) {
+  return rc::gen::map(grid_case_gen(rope2d_spec_gen(), 3), [](Rope2dCase c) {
+    c.heads = 1;
+    c.rows[2] = std::min(c.rows[2], tol::kMaxPosition - std::max(c.rows[0], c.rows[1]));
+    c.cols[2] = std::min(c.cols[2], tol::kMaxPosition - std::max(c.cols[0], c.cols[1]));
+    return c;
+  });
+}
+
+double dot(const std::vector<float>& a, const std::vector<float>& b) {
+  double acc = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) acc += double{a[i]} * b[i];
+  return acc;
+}
+
+Outcome check(Encoder& enc, DType dt, const Rope2dCase& c) {
+  Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim)};
+  const std::size_t d = static_cast<std::size_t>(c.spec.head_dim);
+  const auto q = gen::values(c.data, 1, d, dt), k = gen::values(c.data, 2, d, dt);
+  const std::int64_t t = c.rows[2], s = c.cols[2];
+  Rope2dCase one = c;
+  one.rows.resize(1);
+  one.cols.resize(1);
+  const auto rot = [&](const std::vector<float>& x, std::int64_t r, std::int64_t col) {
+    return encoder_rope2d(enc, dt, one, x, {r}, {col}, o.failure);
+  };
+  const double s0 = dot(rot(q, c.rows[0], c.cols[0]), rot(k, c.rows[1], c.cols[1]));
+  const double s1 = dot(rot(q, c.rows[0] + t, c.cols[0] + s), rot(k, c.rows[1] + t, c.cols[1] + s));
+  if (!o.failure.empty()) return o;
+  o.error_u = std::fabs(s0 - s1) / (unit_roundoff(dt) * std::sqrt(dot(q, q) * dot(k, k)));
+  o.where = fmt::format("score {:.9g} at the original positions, {:.9g} after moving both by ({}, {})", s0, s1, t, s);
+  return o;
+}
+
+}  // namespace
+
+Property rope2d_relative() {
+  return make_property<Rope2dCase>(
+      {.id = "rope2d.relative",
+       .statement =
+           "Axial RoPE scores depend only on (r1 - r2, c1 - c2): moving both tokens by (t, s) changes nothing.",
+       .family = Family::rope,
+       .op = Op::rope2d_apply},
+      cases, check);
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,55 @@
+// Theorem: linear position interpolation by s is rotation at position / s: R^(lin,s)_(s m) = R_m
+// for every integer factor s, layout, base and rotary_dim.
+// Doc: docs/properties/rope.linear_scaling.md
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// An unscaled spec, an integer factor s (kept in spec.scaling) and positions m with s m < 2^24.
+rc::Gen<RopeCase> cases(DType) {
+  return rc::gen::mapcat(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position()),
+                                       gen::rope_spec(256, /*scaled=*/false)),
+                         [](RopeCase c) {
+                           return rc::gen::map(rc::gen::element(2, 3, 4, 8, 16, 40), [c](int s) {
+                             RopeCase t = c;
+                             t.spec.scaling = {.kind = RopeScalingKind::linear, .factor = double(s)};
+                             for (auto& p : t.positions) p = std::min(p, tol::kMaxPosition / s);
+                             return t;
+                           });
+                         });
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::two_results(dt)};
+  const auto s = static_cast<std::int64_t>(c.spec.scaling.factor);
+  RopeCase plain = c;
+  plain.spec.scaling = {};
+  std::vector<std::int64_t> stretched(c.positions);
+  for (auto& p : stretched) p *= s;
+  const auto x = gen::values(c.data, 1, c.size(), dt);
+  const auto scaled = encoder_rope(enc, dt, c, x, stretched, o.failure);
+  const auto direct = encoder_rope(enc, dt, plain, x, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  const WorstOf worst = worst_pair_error(c, dt, x, as_double(scaled), as_double(direct), 1.0);
+  o.error_u = worst.value;
+  o.where = worst.where + fmt::format(" [R^(lin,{0})_({0} m) x vs R_m x]", s);
+  return o;
+}
+
+}  // namespace
+
+Property rope_linear_scaling() {
+  return make_property<RopeCase>(
+      {.id = "rope.linear_scaling",
+       .statement = "Linear interpolation by s rotates position s m exactly as the unscaled RoPE rotates m.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
+}
+
+}  // namespace pecheck::props

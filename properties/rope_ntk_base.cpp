@@ -1,0 +1,61 @@
+// Theorem: NTK-aware scaling by s is plain RoPE with base b s^(d/(d-2)), and dynamic NTK at length
+// L is plain RoPE with base b (s L / L0 - (s - 1))^(d/(d-2)) when L > L0 and with b itself when
+// L <= L0 (d = rotary_dim).
+// Doc: docs/properties/rope.ntk_base.md
+#include <cmath>
+
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+rc::Gen<RopeCase> cases(DType) {
+  return rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position()),
+                       rope_spec_scaled_as({RopeScalingKind::ntk, RopeScalingKind::dynamic_ntk}));
+}
+
+/// The base the rule is equivalent to, formed in long double and rounded once.
+double equivalent_base(const RopeSpec& s) {
+  const RopeScaling& sc = s.scaling;
+  const long double d = s.rotary_dim, exponent = d / (d - 2);
+  long double stretch = sc.factor;
+  if (sc.kind == RopeScalingKind::dynamic_ntk) {
+    if (sc.seq_len <= sc.original_max_position) return s.base;
+    stretch = sc.factor * static_cast<long double>(sc.seq_len) / static_cast<long double>(sc.original_max_position) -
+              (sc.factor - 1);
+  }
+  return static_cast<double>(static_cast<long double>(s.base) * std::pow(stretch, exponent));
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o{.bound_u = tol::rope_base_law(dt)};
+  RopeCase plain = c;
+  plain.spec.scaling = {};
+  plain.spec.base = equivalent_base(c.spec);
+  const auto x = gen::values(c.data, 1, c.size(), dt);
+  const auto scaled = encoder_rope(enc, dt, c, x, c.positions, o.failure);
+  const auto direct = encoder_rope(enc, dt, plain, x, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  const WorstOf worst = worst_pair_error(c, dt, x, as_double(scaled), as_double(direct), 1.0);
+  o.error_u = worst.value;
+  o.where = worst.where + fmt::format(" [vs plain RoPE with base {:.17g}]", plain.spec.base);
+  return o;
+}
+
+}  // namespace
+
+Property rope_ntk_base() {
+  return make_property<RopeCase>(
+      {.id = "rope.ntk_base",
+       .statement = "NTK scaling by s is RoPE with base b s^(d/(d-2)); dynamic NTK at length L <= L0 is plain RoPE, "
+                    "past L0 RoPE with base b (s L/L0 - s + 1)^(d/(d-2)).",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,56 @@
+// Theorem: RoPE is a function of its inputs alone: the same call gives bitwise the same result
+// whatever calls came before (a longer sequence, a larger dynamic-NTK length, other positions).
+// Doc: docs/properties/rope.stateless.md
+#include <bit>
+
+#include "properties/catalogue.hpp"
+#include "properties/rope_cases.hpp"
+#include "properties/runner.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+using K = RopeScalingKind;
+
+/// Dynamic NTK half the time (where a stateful cache is the known bug), any spec otherwise.
+rc::Gen<RopeCase> cases(DType) {
+  const auto positions = rc::gen::container<std::vector<std::int64_t>>(3, gen::position());
+  return rc::gen::oneOf(rope_case_gen(positions), rope_case_gen(positions, rope_spec_scaled_as({K::dynamic_ntk})));
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+  Outcome o;
+  const auto x = gen::values(c.data, 1, c.size(), dt);
+  const auto first = encoder_rope(enc, dt, c, x, c.positions, o.failure);
+  // History: the same spec at a much longer dynamic-NTK length, at other positions, on other data.
+  RopeCase longer = c;
+  longer.spec.scaling.seq_len = 8 * std::max(c.spec.scaling.seq_len, c.spec.scaling.original_max_position);
+  std::vector<std::int64_t> elsewhere(c.positions);
+  for (auto& p : elsewhere) p = tol::kMaxPosition - p;
+  encoder_rope(enc, dt, longer, gen::values(c.data, 2, c.size(), dt), elsewhere, o.failure);
+  const auto again = encoder_rope(enc, dt, c, x, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (std::bit_cast<std::uint32_t>(first[i]) != std::bit_cast<std::uint32_t>(again[i])) {
+      o.failure = fmt::format(
+          "output {} changed after a call with {} at other positions: {:.9g} on the first call, {:.9g} after", i,
+          longer.spec.describe(), first[i], again[i]);
+      return o;
+    }
+  return o;
+}
+
+}  // namespace
+
+Property rope_stateless() {
+  return make_property<RopeCase>(
+      {.id = "rope.stateless",
+       .statement = "The same RoPE call gives bitwise the same result whatever calls came before it.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      cases, check);
+}
+
+}  // namespace pecheck::props

@@ -1,0 +1,84 @@
+// Theorem: the sinusoid is injective on any window of L consecutive positions: distinct rows are
+// at least delta_L = min_{0<k<L} 2 sqrt(sum_i sin^2(k w_i / 2)) apart, and delta_L > 0 because
+// w_0 = 1 and no k < L <= 96 is a multiple of 2 pi.
+// Doc: docs/properties/sinusoidal.injectivity.md
+#include <cmath>
+
+#include "properties/catalogue.hpp"
+#include "properties/runner.hpp"
+#include "properties/sinusoidal_cases.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::props {
+
+namespace {
+
+/// d_model >= 8 and a window [start, start + L) of 2..96 consecutive positions below 2^24.
+rc::Gen<SinusoidalCase> cases(DType) {
+  return rc::gen::apply(
+      [](SinusoidalSpec s, int length, std::int64_t start) {
+        s.d_model = std::max(s.d_model, 8);
+        std::vector<std::int64_t> p(static_cast<std::size_t>(length));
+        for (std::size_t i = 0; i < p.size(); ++i) p[i] = std::min(start, tol::kMaxPosition - 96) + std::int64_t(i);
+        return SinusoidalCase{s, p};
+      },
+      sinusoidal_spec_gen(), rc::gen::inRange(2, 97), gen::position());
+}
+
+/// delta_L from the spec's frequencies, in long double (k w_i / 2 < 48 rad: sinl is exact enough).
+long double min_distance(const SinusoidalSpec& s, std::size_t length) {
+  long double best = INFINITY;
+  for (std::size_t k = 1; k < length; ++k) {
+    long double sum = 0;
+    for (int i = 0; i < s.d_model / 2; ++i) {
+      const long double w = std::pow(static_cast<long double>(s.base), -2.0L * i / s.frequency_width());
+      const long double h = std::sin(static_cast<long double>(k) * w / 2);
+      sum += h * h;
+    }
+    best = std::min(best, 2 * std::sqrt(sum));
+  }
+  return best;
+}
+
+Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
+  Outcome o{.bound_u = tol::sinusoidal_distance(dt, c.spec.d_model)};
+  const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  const double u = unit_roundoff(dt);
+  const auto delta = static_cast<double>(min_distance(c.spec, c.positions.size()));
+  if (!(delta > o.bound_u * u)) {  // never for d >= 8, L <= 96 (see the page); a guard, not a pass
+    o.failure = fmt::format("vacuous case: delta_L = {:.6g} is within the rounding slack {:.6g}", delta, o.bound_u * u);
+    return o;
+  }
+  const std::size_t d = static_cast<std::size_t>(c.spec.d_model), n = c.positions.size();
+  double closest = INFINITY;
+  for (std::size_t a = 0; a < n; ++a)
+    for (std::size_t b = a + 1; b < n; ++b) {
+      double sq = 0;
+      for (std::size_t k = 0; k < d; ++k) {
+        const double diff = double{rows[a * d + k]} - rows[b * d + k];
+        sq += diff * diff;
+      }
+      const double dist = std::sqrt(sq);
+      if (dist < closest) {
+        closest = dist;
+        o.where = fmt::format("rows {} and {} are {:.9g} apart; delta_L = {:.9g} for L = {}", c.positions[a],
+                              c.positions[b], dist, delta, n);
+      }
+    }
+  o.error_u = std::max(0.0, delta - closest) / u;
+  return o;
+}
+
+}  // namespace
+
+Property sinusoidal_injectivity() {
+  return make_property<SinusoidalCase>(
+      {.id = "sinusoidal.injectivity",
+       .statement = "Rows of L <= 96 consecutive positions are pairwise at least delta_L > 0 apart (no two collide).",
+       .family = Family::sinusoidal,
+       .op = Op::sinusoidal_table},
+      cases, check);
+}
+
+}  // namespace pecheck::props

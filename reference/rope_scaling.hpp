@@ -1,0 +1,98 @@
+// Exact inverse frequencies of RoPE under every scaling rule (linear, NTK, dynamic NTK, YaRN,
+// Llama 3), written from the papers' and HF's formulas, evaluated in Real.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+
+#include "reference/sinusoidal.hpp"
+#include "spec/conventions.hpp"
+
+namespace pecheck::ref {
+
+template <class Real>
+Real pi_value() {
+  using std::acos;
+  return acos(Real(-1));
+}
+
+/// base^(-2p/d) for a base given by its logarithm (the NTK bases are products of powers).
+template <class Real>
+Real frequency_from_log_base(int p, int d, const Real& log_base) {
+  using std::exp;
+  return exp(-(Real(2 * p) / Real(d)) * log_base);
+}
+
+/// YaRN's correction dimension: the pair index whose wavelength fits `rotations` times into L0,
+/// d log(L0 / (2 pi rotations)) / (2 log base).
+template <class Real>
+Real yarn_correction_dim(double rotations, int d, double base, std::int64_t original_max_position) {
+  using std::log;
+  return Real(d) * log(Real(original_max_position) / (Real(rotations) * 2 * pi_value<Real>())) / (2 * log(Real(base)));
+}
+
+/// YaRN's blend weight of the unscaled frequency for pair p: 1 below the fast correction dim,
+/// 0 above the slow one, linear between (HF find_correction_range with truncation, linear_ramp).
+template <class Real>
+Real yarn_extrapolation_weight(const RopeSpec& s, int p) {
+  using std::ceil;
+  using std::floor;
+  const RopeScaling& sc = s.scaling;
+  const int d = s.rotary_dim;
+  Real low = floor(yarn_correction_dim<Real>(sc.beta_fast, d, s.base, sc.original_max_position));
+  Real high = ceil(yarn_correction_dim<Real>(sc.beta_slow, d, s.base, sc.original_max_position));
+  if (low < 0) low = 0;
+  if (high > Real(d - 1)) high = Real(d - 1);
+  if (low == high) high += Real(1) / 1000;
+  Real ramp = (Real(p) - low) / (high - low);
+  if (ramp < 0) ramp = 0;
+  if (ramp > 1) ramp = 1;
+  return 1 - ramp;
+}
+
+/// The inverse frequency of pair p (0 <= p < rotary_dim / 2) under the spec's scaling rule.
+template <class Real>
+Real rope_inv_freq(const RopeSpec& s, int p) {
+  using std::log;
+  const RopeScaling& sc = s.scaling;
+  const int d = s.rotary_dim;
+  const Real factor(sc.factor);
+  const Real theta = frequency<Real>(p, d, s.base);
+  switch (sc.kind) {
+    case RopeScalingKind::none:
+      return theta;
+    case RopeScalingKind::linear:
+      return theta / factor;
+    case RopeScalingKind::ntk:  // base' = base * s^(d/(d-2))
+      return frequency_from_log_base<Real>(p, d, log(Real(s.base)) + Real(d) / Real(d - 2) * log(factor));
+    case RopeScalingKind::dynamic_ntk: {
+      if (sc.seq_len <= sc.original_max_position) return theta;
+      const Real stretch = factor * Real(sc.seq_len) / Real(sc.original_max_position) - (factor - 1);
+      return frequency_from_log_base<Real>(p, d, log(Real(s.base)) + Real(d) / Real(d - 2) * log(stretch));
+    }
+    case RopeScalingKind::yarn: {
+      const Real w = yarn_extrapolation_weight<Real>(s, p);
+      return theta / factor * (1 - w) + theta * w;
+    }
+    case RopeScalingKind::llama3: {
+      const Real wavelen = 2 * pi_value<Real>() / theta;
+      const Real l0(static_cast<double>(sc.original_max_position));
+      if (wavelen < l0 / Real(sc.high_freq_factor)) return theta;
+      if (wavelen > l0 / Real(sc.low_freq_factor)) return theta / factor;
+      const Real smooth =
+          (l0 / wavelen - Real(sc.low_freq_factor)) / (Real(sc.high_freq_factor) - Real(sc.low_freq_factor));
+      return (1 - smooth) * theta / factor + smooth * theta;
+    }
+  }
+  return theta;
+}
+
+/// YaRN's attention factor 0.1 ln(s) + 1 (s > 1), 1 otherwise, in Real.
+template <class Real>
+Real rope_magnitude(const RopeSpec& s) {
+  using std::log;
+  if (s.scaling.kind != RopeScalingKind::yarn || !(s.scaling.factor > 1.0)) return Real(1);
+  return Real(1) / 10 * log(Real(s.scaling.factor)) + 1;
+}
+
+}  // namespace pecheck::ref
