@@ -33,6 +33,7 @@ Property rope2d_agrees_with_reference();
 Property rope2d_relative();
 Property alibi_agrees_with_reference();
 Property alibi_slopes();
+Property alibi_causal_shift_equivalence();
 Property attention_agrees_with_reference();
 Property attention_permutation_equivariance();
 Property attention_order_sensitivity();

@@ -32,6 +32,7 @@ const std::vector<Property>& property_registry() {
       props::rope2d_relative(),
       props::alibi_agrees_with_reference(),
       props::alibi_slopes(),
+      props::alibi_causal_shift_equivalence(),
       props::attention_agrees_with_reference(),
       props::attention_permutation_equivariance(),
       props::attention_order_sensitivity(),
