@@ -69,6 +69,16 @@ inline std::vector<float> encoder_rope(Encoder& enc, DType dt, const RopeCase& c
   return x;
 }
 
+/// The other dim of dim k's rotated pair, or k itself when k passes through.
+inline std::size_t pair_partner(const RopeSpec& s, std::size_t k) {
+  for (int p = 0; p < s.rotary_dim / 2; ++p) {
+    const auto [a, b] = ref::rope_pair(s, p);
+    if (static_cast<std::size_t>(a) == k) return static_cast<std::size_t>(b);
+    if (static_cast<std::size_t>(b) == k) return static_cast<std::size_t>(a);
+  }
+  return k;
+}
+
 /// max over pairs (and pass-through dims) of |a_p - b_p| / (u max(gain |x_p|, min_normal)): gain is
 /// the magnitude the rotated pairs carry (YaRN's attention factor per rotation, else 1).
 inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<float>& x, const std::vector<double>& a,

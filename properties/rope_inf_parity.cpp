@@ -23,12 +23,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
   const std::size_t at = c.data % x.size(), head_start = at - at % hd, k = at % hd;
   const bool rotated = k < static_cast<std::size_t>(c.spec.rotary_dim);
-  std::size_t partner = k;
-  for (int p = 0; p < c.spec.rotary_dim / 2; ++p) {
-    const auto [a, b] = ref::rope_pair(c.spec, p);
-    if (static_cast<std::size_t>(a) == k) partner = static_cast<std::size_t>(b);
-    if (static_cast<std::size_t>(b) == k) partner = static_cast<std::size_t>(a);
-  }
+  const std::size_t partner = pair_partner(c.spec, k);
   const float inf = (c.data / 7) % 2 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
   auto xi = x;
   xi[at] = inf;

@@ -19,12 +19,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
   const std::size_t poisoned_at = c.data % x.size();  // token, head and dim chosen by the data seed
   const std::size_t head_start = poisoned_at - poisoned_at % hd, k = poisoned_at % hd;
-  std::size_t partner = k;  // the other dim of k's pair, or k itself when it passes through
-  for (int p = 0; p < c.spec.rotary_dim / 2; ++p) {
-    const auto [a, b] = ref::rope_pair(c.spec, p);
-    if (static_cast<std::size_t>(a) == k) partner = static_cast<std::size_t>(b);
-    if (static_cast<std::size_t>(b) == k) partner = static_cast<std::size_t>(a);
-  }
+  const std::size_t partner = pair_partner(c.spec, k);
   auto xn = x;
   xn[poisoned_at] = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> clean = x, dirty = xn;
