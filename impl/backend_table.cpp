@@ -1,6 +1,10 @@
 #include "impl/backend_table.hpp"
 
 #include "impl/scalar/scalar_encoder.hpp"
+#ifdef PECHECK_HAVE_AVX2
+#include "impl/avx2/avx2_encoder.hpp"
+#include "impl/avx2/kernels.hpp"
+#endif
 
 namespace pecheck {
 
@@ -11,6 +15,20 @@ const std::vector<Backend>& backend_table() {
          return Availability{true, ""};
        },
        [] { return make_scalar_encoder(); }},
+#ifdef PECHECK_HAVE_AVX2
+      {"avx2", "AVX2+FMA+F16C kernels on native fp32/bf16/fp16 storage, double angles, online softmax",
+       [] {
+         const avx2::Cpu cpu = avx2::availability();
+         return Availability{cpu.ok, cpu.reason};
+       },
+       [] { return make_avx2_encoder(); }},
+#else
+      {"avx2", "AVX2+FMA+F16C kernels on native fp32/bf16/fp16 storage, double angles, online softmax",
+       [] {
+         return Availability{false, "not an x86-64 build"};
+       },
+       [] { return std::unique_ptr<Encoder>(); }},
+#endif
   };
   return table;
 }

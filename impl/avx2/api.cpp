@@ -1,0 +1,248 @@
+// The public AVX2 API (impl/avx2/kernels.hpp), built without -mavx2: CPU detection, shape and spec
+// checks, frequency tables in long double, scratch buffers; then one call into the vector units.
+#include <cpuid.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <vector>
+
+#include "impl/alibi_slopes.hpp"
+#include "impl/angles.hpp"
+#include "impl/avx2/detail.hpp"
+#include "impl/avx2/kernels.hpp"
+#include "impl/encoder.hpp"
+#include "impl/rope_frequencies.hpp"
+
+namespace pecheck::avx2 {
+
+namespace {
+
+using detail::Storage;
+
+template <class T>
+constexpr Storage storage_of() {
+  if constexpr (std::is_same_v<std::remove_const_t<T>, float>) return Storage::f32;
+  if constexpr (std::is_same_v<std::remove_const_t<T>, bf16>) return Storage::bf16;
+  if constexpr (std::is_same_v<std::remove_const_t<T>, f16>) return Storage::f16;
+}
+
+/// Positions the double angle scheme covers; beyond |p| = 2^24 accuracy degrades gracefully, and
+/// past 2^48 the quadrant and distance tricks (exact below 2^51) would not hold.
+constexpr std::int64_t kMaxAbsPosition = std::int64_t{1} << 48;
+
+void check_positions(std::span<const std::int64_t> positions) {
+  for (const std::int64_t p : positions)
+    if (p > kMaxAbsPosition || p < -kMaxAbsPosition)
+      throw std::invalid_argument(fmt::format("position {} is outside the AVX2 kernels' range |p| <= 2^48", p));
+}
+
+template <class T>
+void check_rows(const Rows<T>& r, std::string_view what, std::size_t rows, std::size_t cols) {
+  if (r.rows != rows || r.cols != cols)
+    throw std::invalid_argument(fmt::format("{} is {}x{}, expected {}x{}", what, r.rows, r.cols, rows, cols));
+  if (r.stride < static_cast<std::ptrdiff_t>(cols))
+    throw std::invalid_argument(fmt::format("{} row stride {} is below its {} columns", what, r.stride, cols));
+  if (rows > 0 && r.data == nullptr) throw std::invalid_argument(fmt::format("{} is null", what));
+}
+
+/// Frequencies split hi + lo, zero-padded to a multiple of 4 entries.
+struct FrequencyTable {
+  std::vector<double> hi, lo;
+  std::size_t count = 0;
+  explicit FrequencyTable(const std::vector<angles::Frequency>& f)
+      : hi(detail::padded4(f.size())), lo(detail::padded4(f.size())), count(f.size()) {
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      hi[i] = f[i].hi;
+      lo[i] = f[i].lo;
+    }
+  }
+  detail::Frequencies view() const { return {hi.data(), lo.data(), count}; }
+};
+
+FrequencyTable sinusoidal_frequencies(const SinusoidalSpec& s) {
+  std::vector<angles::Frequency> f(static_cast<std::size_t>(s.d_model / 2));
+  for (std::size_t i = 0; i < f.size(); ++i) f[i] = angles::frequency(static_cast<int>(i), s.frequency_width(), s.base);
+  return FrequencyTable(f);
+}
+
+template <class T>
+void sinusoidal_rows(const SinusoidalSpec& s, std::span<const std::int64_t> positions, Rows<T> x, bool add) {
+  s.validate();
+  check_rows(x, add ? "x" : "out", positions.size(), static_cast<std::size_t>(s.d_model));
+  check_positions(positions);
+  const FrequencyTable f = sinusoidal_frequencies(s);
+  detail::sinusoidal_rows(storage_of<T>(), {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx,
+                                            positions.data(), positions.size(), x.data, x.stride, add});
+}
+
+std::vector<double> slopes(int heads) {
+  std::vector<double> m(static_cast<std::size_t>(heads));
+  for (int h = 0; h < heads; ++h) m[static_cast<std::size_t>(h)] = alibi::slope(h, heads);
+  return m;
+}
+
+/// The least distance whose T5 log bucket reaches each of max_exact+1 .. half-1, by bisection on
+/// the same double formula the scalar backend evaluates (monotone in the distance).
+std::vector<std::int64_t> t5_boundaries(const T5Spec& s) {
+  const int half = s.half(), max_exact = s.max_exact();
+  const double log_range = std::log(static_cast<double>(s.max_distance) / max_exact);
+  const auto bucket = [&](std::int64_t dist) {
+    const double t = (half - max_exact) * std::log(static_cast<double>(dist) / max_exact) / log_range;
+    return std::min<double>(max_exact + std::floor(t), half - 1);
+  };
+  std::vector<std::int64_t> b;
+  for (int target = max_exact + 1; target < half; ++target) {
+    std::int64_t lo = max_exact, hi = std::int64_t{1} << 52;  // bucket(lo) < target <= bucket(hi)
+    while (hi - lo > 1) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      (bucket(mid) >= target ? hi : lo) = mid;
+    }
+    b.push_back(hi);
+  }
+  return b;
+}
+
+}  // namespace
+
+Cpu availability() {
+  if (const char* off = std::getenv("PECHECK_DISABLE_AVX2"); off && *off && std::string_view(off) != "0")
+    return {false, "disabled by PECHECK_DISABLE_AVX2"};
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return {false, "CPUID leaf 1 unavailable"};
+  const bool fma = c & bit_FMA, f16c = c & bit_F16C, osxsave = c & bit_OSXSAVE, avx = c & bit_AVX;
+  if (!avx || !osxsave) return {false, "CPU or OS lacks AVX"};
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & 6) != 6) return {false, "OS does not save YMM registers (XCR0)"};
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_AVX2)) return {false, "CPU lacks AVX2"};
+  if (!fma) return {false, "CPU lacks FMA"};
+  if (!f16c) return {false, "CPU lacks F16C"};
+  return {true, ""};
+}
+
+template <class T>
+void sinusoidal_table(const SinusoidalSpec& s, std::span<const std::int64_t> positions, Rows<T> out) {
+  sinusoidal_rows(s, positions, out, false);
+}
+
+template <class T>
+void sinusoidal_add(const SinusoidalSpec& s, std::span<const std::int64_t> positions, Rows<T> x) {
+  sinusoidal_rows(s, positions, x, true);
+}
+
+template <class T>
+void learned_add(const LearnedSpec& s, Rows<const T> table, std::span<const std::int64_t> positions, Rows<T> x) {
+  s.validate();
+  const auto d = static_cast<std::size_t>(s.d_model);
+  check_rows(table, "table", static_cast<std::size_t>(s.max_len), d);
+  check_rows(x, "x", positions.size(), d);
+  for (const std::int64_t p : positions)
+    if (p < 0 || p >= s.max_len)
+      throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", p, s.max_len));
+  detail::learned_add(storage_of<T>(),
+                      {table.data, table.stride, positions.data(), positions.size(), d, x.data, x.stride});
+}
+
+template <class T>
+void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std::span<const Heads<T>> tensors) {
+  s.validate();
+  check_positions(positions);
+  std::vector<detail::RopeTensor> views;
+  for (const Heads<T>& x : tensors) {
+    if (x.tokens != positions.size())
+      throw std::invalid_argument(
+          fmt::format("RoPE tensor has {} tokens for {} positions", x.tokens, positions.size()));
+    if (x.heads <= 0) throw std::invalid_argument(fmt::format("RoPE tensor needs heads > 0, got {}", x.heads));
+    if (x.head_stride < s.head_dim || x.token_stride < (x.heads - 1) * x.head_stride + s.head_dim)
+      throw std::invalid_argument(fmt::format("RoPE strides (token {}, head {}) overlap heads of dim {}",
+                                              x.token_stride, x.head_stride, s.head_dim));
+    if (x.tokens > 0 && x.data == nullptr) throw std::invalid_argument("RoPE tensor is null");
+    views.push_back({x.data, x.heads, x.token_stride, x.head_stride});
+  }
+  const FrequencyTable f(angles::rope_frequencies(s));
+  std::vector<double> scratch(detail::rope_scratch_doubles(f.count));
+  detail::rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data(),
+                                 positions.size(), views.data(), views.size(), scratch.data()});
+}
+
+template <class T>
+void alibi_bias(const AlibiSpec& s, std::span<const std::int64_t> positions, T* out) {
+  s.validate();
+  check_positions(positions);
+  const std::vector<double> m = slopes(s.heads);
+  detail::alibi(storage_of<T>(), m.data(), s.heads, s.causal, positions.data(), positions.size(), out);
+}
+
+template <class T>
+void shaw_scores(const ShawSpec& s, const T* q, const T* k, const T* table, std::span<const std::int64_t> positions,
+                 T* out) {
+  s.validate();
+  check_positions(positions);
+  std::vector<float> scratch(static_cast<std::size_t>(s.table_rows()));
+  detail::shaw(storage_of<T>(),
+               {q, k, table, positions.data(), positions.size(), s.head_dim, s.max_distance, out, scratch.data()});
+}
+
+template <class T>
+void t5_bias(const T5Spec& s, const T* table, std::span<const std::int64_t> positions, T* out) {
+  s.validate();
+  check_positions(positions);
+  const std::vector<std::int64_t> b = t5_boundaries(s);
+  std::vector<std::int32_t> scratch(positions.size());
+  detail::t5(storage_of<T>(), {table, s.heads, s.bidirectional, s.half(), s.max_exact(), b.data(),
+                               static_cast<int>(b.size()), positions.data(), positions.size(), out, scratch.data()});
+}
+
+template <class T>
+void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
+               const T* shaw_table, T* out) {
+  s.validate();
+  check_positions(positions);
+  const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads),
+                    d = static_cast<std::size_t>(s.head_dim), size = n * H * d;
+  // fp32 working copies with the position transform applied (sums and rotations in double).
+  std::vector<float> qf(size), kf(size), vf(size);
+  detail::to_float(storage_of<T>(), q, size, qf.data());
+  detail::to_float(storage_of<T>(), k, size, kf.data());
+  detail::to_float(storage_of<T>(), v, size, vf.data());
+  if (s.pe == AttentionPE::sinusoidal)
+    for (std::vector<float>* x : {&qf, &kf, &vf})
+      sinusoidal_add<float>(s.sinusoidal(), positions, {x->data(), n, H * d, static_cast<std::ptrdiff_t>(H * d)});
+  if (s.pe == AttentionPE::rope) {
+    const auto td = static_cast<std::ptrdiff_t>(H * d), hd = static_cast<std::ptrdiff_t>(d);
+    const Heads<float> qk[] = {{qf.data(), n, s.heads, td, hd}, {kf.data(), n, s.heads, td, hd}};
+    rope_apply<float>(s.rope(), positions, qk);
+  }
+  std::vector<float> table;
+  if (s.pe == AttentionPE::shaw) {
+    table.resize(static_cast<std::size_t>(s.shaw().table_rows()) * d);
+    detail::to_float(storage_of<T>(), shaw_table, table.size(), table.data());
+  }
+  const std::vector<double> m = slopes(s.heads);
+  const int K = s.pe == AttentionPE::shaw ? s.shaw_max_distance : 0;
+  std::vector<float> scratch(detail::attention_scratch_floats(n, s.head_dim, K));
+  const detail::Bias bias = s.pe == AttentionPE::alibi  ? detail::Bias::alibi
+                            : s.pe == AttentionPE::shaw ? detail::Bias::shaw
+                                                        : detail::Bias::none;
+  detail::attention(storage_of<T>(), {qf.data(), kf.data(), vf.data(), n, s.heads, s.head_dim, s.causal,
+                                      static_cast<float>(s.effective_scale()), bias, m.data(), table.data(), K,
+                                      positions.data(), out, scratch.data()});
+}
+
+#define PECHECK_AVX2_INSTANTIATE(T)                                                                               \
+  template void sinusoidal_table<T>(const SinusoidalSpec&, std::span<const std::int64_t>, Rows<T>);               \
+  template void sinusoidal_add<T>(const SinusoidalSpec&, std::span<const std::int64_t>, Rows<T>);                 \
+  template void learned_add<T>(const LearnedSpec&, Rows<const T>, std::span<const std::int64_t>, Rows<T>);        \
+  template void rope_apply<T>(const RopeSpec&, std::span<const std::int64_t>, std::span<const Heads<T>>);         \
+  template void alibi_bias<T>(const AlibiSpec&, std::span<const std::int64_t>, T*);                               \
+  template void shaw_scores<T>(const ShawSpec&, const T*, const T*, const T*, std::span<const std::int64_t>, T*); \
+  template void t5_bias<T>(const T5Spec&, const T*, std::span<const std::int64_t>, T*);                           \
+  template void attention<T>(const AttentionSpec&, std::span<const std::int64_t>, const T*, const T*, const T*,   \
+                             const T*, T*);
+
+PECHECK_AVX2_INSTANTIATE(float)
+PECHECK_AVX2_INSTANTIATE(bf16)
+PECHECK_AVX2_INSTANTIATE(f16)
+
+}  // namespace pecheck::avx2

@@ -1,0 +1,170 @@
+// The AVX2 backend behind the encoder-under-test interface. fp32 tensors are handed to the
+// kernels as they are; bf16 and fp16 ones (values carried by floats) are packed into real 16-bit
+// storage first and unpacked after, so the kernels under test are the ones a caller would use.
+// The 2-D encodings are the 1-D kernels on strided views (each axis owns half of a row or head).
+#include "impl/avx2/avx2_encoder.hpp"
+
+#include <type_traits>
+#include <vector>
+
+#include "impl/avx2/detail.hpp"
+#include "impl/avx2/kernels.hpp"
+
+namespace pecheck {
+
+namespace {
+
+using avx2::Heads;
+using avx2::Rows;
+
+template <class T>
+constexpr avx2::detail::Storage storage_of() {
+  if constexpr (std::is_same_v<T, float>) return avx2::detail::Storage::f32;
+  if constexpr (std::is_same_v<T, avx2::bf16>) return avx2::detail::Storage::bf16;
+  if constexpr (std::is_same_v<T, avx2::f16>) return avx2::detail::Storage::f16;
+}
+
+/// A tensor in native storage T: fp32 is the caller's buffer itself, 16-bit formats a packed copy.
+template <class T>
+class Native {
+ public:
+  explicit Native(std::span<float> x) : view_(x) {
+    if constexpr (!std::is_same_v<T, float>) {
+      packed_.resize(x.size());
+      avx2::detail::from_float(storage_of<T>(), x.data(), x.size(), packed_.data());
+    }
+  }
+  explicit Native(std::span<const float> x) : Native(std::span<float>(const_cast<float*>(x.data()), x.size())) {}
+  T* data() {
+    if constexpr (std::is_same_v<T, float>)
+      return view_.data();
+    else
+      return packed_.data();
+  }
+  /// Writes the (possibly modified) native values back to the caller's floats.
+  void write_back() {
+    if constexpr (!std::is_same_v<T, float>)
+      avx2::detail::to_float(storage_of<T>(), packed_.data(), packed_.size(), view_.data());
+  }
+
+ private:
+  std::span<float> view_;
+  std::vector<T> packed_;
+};
+
+/// Calls f(T{}) with T the native type of the dtype.
+template <class F>
+void with_type(DType dt, F&& f) {
+  switch (dt) {
+    case DType::f32:
+      return f(float{});
+    case DType::bf16:
+      return f(avx2::bf16{});
+    case DType::f16:
+      return f(avx2::f16{});
+  }
+}
+
+std::size_t size(int x) { return static_cast<std::size_t>(x); }
+
+class Avx2Encoder final : public Encoder {
+ public:
+  std::string name() const override { return "avx2"; }
+  Support supports(Op, DType) const override { return {}; }
+
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> pos,
+                        std::span<float> out) override {
+    shapes::sinusoidal(s, pos.size(), out.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> o(out);
+      avx2::sinusoidal_table<T>(s, pos, {o.data(), pos.size(), size(s.d_model), s.d_model});
+      o.write_back();
+    });
+  }
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
+                   std::span<float> x) override {
+    shapes::learned(s, table.size(), pos.size(), x.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> t(table), xs(x);
+      const std::size_t d = size(s.d_model);
+      avx2::learned_add<T>(s, {t.data(), size(s.max_len), d, s.d_model}, pos, {xs.data(), pos.size(), d, s.d_model});
+      xs.write_back();
+    });
+  }
+  void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> pos,
+                  std::span<float> x) override {
+    shapes::rope(s, heads, pos.size(), x.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> xs(x);
+      const Heads<T> view[] = {{xs.data(), pos.size(), heads, heads * s.head_dim, s.head_dim}};
+      avx2::rope_apply<T>(s, pos, view);
+      xs.write_back();
+    });
+  }
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<float> out) override {
+    shapes::alibi(s, pos.size(), out.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> o(out);
+      avx2::alibi_bias<T>(s, pos, o.data());
+      o.write_back();
+    });
+  }
+  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
+                   std::span<const float> table, std::span<const std::int64_t> pos, std::span<float> out) override {
+    shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> qs(q), ks(k), ts(table), o(out);
+      avx2::shaw_scores<T>(s, qs.data(), ks.data(), ts.data(), pos, o.data());
+      o.write_back();
+    });
+  }
+  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
+               std::span<float> out) override {
+    shapes::t5(s, table.size(), pos.size(), out.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> ts(table), o(out);
+      avx2::t5_bias<T>(s, ts.data(), pos, o.data());
+      o.write_back();
+    });
+  }
+  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
+                          std::span<const std::int64_t> cols, std::span<float> out) override {
+    shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> o(out);
+      const std::size_t half = size(s.d_model / 2);
+      avx2::sinusoidal_table<T>(s.axis(), rows, {o.data(), rows.size(), half, s.d_model});
+      avx2::sinusoidal_table<T>(s.axis(), cols, {o.data() + half, cols.size(), half, s.d_model});
+      o.write_back();
+    });
+  }
+  void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+                    std::span<const std::int64_t> cols, std::span<float> x) override {
+    shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> xs(x);
+      const int hd = s.head_dim, td = heads * hd;
+      const Heads<T> row_half[] = {{xs.data(), rows.size(), heads, td, hd}};
+      const Heads<T> col_half[] = {{xs.data() + hd / 2, cols.size(), heads, td, hd}};
+      avx2::rope_apply<T>(s.axis(), rows, row_half);
+      avx2::rope_apply<T>(s.axis(), cols, col_half);
+      xs.write_back();
+    });
+  }
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> table,
+                 std::span<float> out) override {
+    shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
+    with_type(dt, [&]<class T>(T) {
+      Native<T> qs(q), ks(k), vs(v), ts(table), o(out);
+      avx2::attention<T>(s, pos, qs.data(), ks.data(), vs.data(), ts.data(), o.data());
+      o.write_back();
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_avx2_encoder() { return std::make_unique<Avx2Encoder>(); }
+
+}  // namespace pecheck

@@ -1,0 +1,122 @@
+// The entry points of the vector translation units: plain structs and raw pointers only. Shape
+// checks, frequency tables (long double) and scratch allocation happen in api.cpp, built without
+// -mavx2: an inline or template function (std::vector's, fmt's) instantiated in a -mavx2 unit
+// may be the copy the linker keeps for the whole program and would then run AVX2 instructions on
+// a CPU that lacks them. So the vector units instantiate nothing from the standard library.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace pecheck::avx2::detail {
+
+enum class Storage { f32, bf16, f16 };
+
+/// Per-frequency hi + lo parts (impl/angles.hpp), padded with zeros to a multiple of 4 entries.
+struct Frequencies {
+  const double* hi = nullptr;
+  const double* lo = nullptr;
+  std::size_t count = 0;  ///< real entries (before padding)
+};
+
+inline std::size_t padded4(std::size_t n) { return (n + 3) / 4 * 4; }
+
+struct SinusoidalCall {
+  Frequencies f;
+  bool interleaved = true;
+  std::int64_t padding_idx = -1;
+  const std::int64_t* positions = nullptr;
+  std::size_t n = 0;
+  void* data = nullptr;
+  std::ptrdiff_t stride = 0;
+  bool add = false;  ///< x += PE instead of out = PE
+};
+void sinusoidal_rows(Storage, const SinusoidalCall&);
+
+struct LearnedCall {
+  const void* table = nullptr;
+  std::ptrdiff_t table_stride = 0;
+  const std::int64_t* positions = nullptr;
+  std::size_t n = 0, cols = 0;
+  void* x = nullptr;
+  std::ptrdiff_t stride = 0;
+};
+void learned_add(Storage, const LearnedCall&);
+
+struct RopeTensor {
+  void* data = nullptr;
+  int heads = 0;
+  std::ptrdiff_t token_stride = 0, head_stride = 0;
+};
+struct RopeCall {
+  Frequencies f;  ///< rotary_dim / 2 pairs
+  double magnitude = 1;
+  bool interleaved = true;
+  const std::int64_t* positions = nullptr;
+  std::size_t n = 0;
+  const RopeTensor* tensors = nullptr;
+  std::size_t count = 0;
+  double* scratch = nullptr;  ///< rope_scratch_doubles(pairs)
+};
+inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 4 * padded4(pairs) + 8; }
+void rope(Storage, const RopeCall&);
+
+void alibi(Storage, const double* slopes, int heads, bool causal, const std::int64_t* positions, std::size_t n,
+           void* out);
+
+struct ShawCall {
+  const void *q = nullptr, *k = nullptr, *table = nullptr;
+  const std::int64_t* positions = nullptr;
+  std::size_t n = 0;
+  int head_dim = 0, max_distance = 0;
+  void* out = nullptr;
+  float* scratch = nullptr;  ///< 2K+1 floats: q_i . r_t of one query
+};
+void shaw(Storage, const ShawCall&);
+
+struct T5Call {
+  const void* table = nullptr;
+  int heads = 0;
+  bool bidirectional = true;
+  int half = 0, max_exact = 0;
+  /// boundaries[b]: the least distance whose log bucket is max_exact + 1 + b, for b < count.
+  const std::int64_t* boundaries = nullptr;
+  int boundary_count = 0;
+  const std::int64_t* positions = nullptr;
+  std::size_t n = 0;
+  void* out = nullptr;
+  std::int32_t* scratch = nullptr;  ///< n entries
+};
+void t5(Storage, const T5Call&);
+
+enum class Bias { none, alibi, shaw };
+
+/// Attention on fp32 copies of q, k, v (n, heads, head_dim) with the PE already applied.
+struct AttentionCall {
+  const float *q = nullptr, *k = nullptr, *v = nullptr;
+  std::size_t n = 0;
+  int heads = 0, head_dim = 0;
+  bool causal = false;
+  float scale = 1;
+  Bias bias = Bias::none;
+  const double* slopes = nullptr;     ///< ALiBi, one per head
+  const float* shaw_table = nullptr;  ///< (2K+1, head_dim) fp32
+  int max_distance = 0;
+  const std::int64_t* positions = nullptr;
+  void* out = nullptr;
+  float* scratch = nullptr;  ///< attention_scratch_floats(...)
+};
+inline constexpr std::size_t kQueryBlock = 4, kKeyBlock = 8;
+inline std::size_t attention_scratch_floats(std::size_t n, int head_dim, int max_distance) {
+  const std::size_t d = static_cast<std::size_t>(head_dim), keys = (n + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
+  return d * keys                                                // K of one head, transposed
+         + n * (2 * static_cast<std::size_t>(max_distance) + 1)  // Shaw: q_i . r_t of one head
+         + kQueryBlock * (d + kKeyBlock + 2);                    // accumulators, weights, m, l
+}
+void attention(Storage, const AttentionCall&);
+
+/// dst[i] = src[i] as float, and back (exact for values of the format; rounding to nearest even).
+void to_float(Storage, const void* src, std::size_t n, float* dst);
+void from_float(Storage, const float* src, std::size_t n, void* dst);
+
+}  // namespace pecheck::avx2::detail
