@@ -23,7 +23,8 @@ constexpr double kBases[] = {1e4, 5e5, 1e6};
 
 int octave(std::int64_t p) { return p == 0 ? 0 : 1 + static_cast<int>(std::floor(std::log2(static_cast<double>(p)))); }
 
-/// Position 0, then per octave its ends, a third of the way, and four drawn at random (seed 1).
+/// Position 0, then per octave its ends, a third of the way, and four drawn at random (seed 1);
+/// then the 40 positions below 2^24, consecutive as in a table.
 std::vector<std::int64_t> sample_positions() {
   std::mt19937_64 rng(1);
   std::vector<std::int64_t> p = {0};
@@ -32,6 +33,7 @@ std::vector<std::int64_t> sample_positions() {
     for (const std::int64_t x : {lo, lo + lo / 3, hi}) p.push_back(x);
     for (int r = 0; r < 4; ++r) p.push_back(lo + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(lo)));
   }
+  for (std::int64_t x = (1 << 24) - 40; x < (1 << 24); ++x) p.push_back(x);  // a run: rows share angles
   return p;
 }
 
@@ -39,7 +41,8 @@ using Octaves = std::array<double, kOctaves>;
 
 void print(const char* what, double base, const Octaves& m) {
   std::printf("%-22s base %-7g", what, base);
-  for (int k = 4; k < kOctaves; k += 4) std::printf(" <2^%-2d %-9.3g", k, m[static_cast<std::size_t>(k)]);
+  for (int k = 4; k < kOctaves; k += 4)  // octave k holds positions [2^(k-1), 2^k)
+    std::printf(" [2^%d,2^%d) %-8.3g", k - 1, k, m[static_cast<std::size_t>(k)]);
   std::printf(" max %.4g u\n", *std::max_element(m.begin(), m.end()));
 }
 

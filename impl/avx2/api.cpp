@@ -72,8 +72,9 @@ void sinusoidal_rows(const SinusoidalSpec& s, std::span<const std::int64_t> posi
   check_rows(x, add ? "x" : "out", positions.size(), static_cast<std::size_t>(s.d_model));
   check_positions(positions);
   const FrequencyTable f = sinusoidal_frequencies(s);
+  std::vector<double> scratch(detail::sinusoidal_scratch_doubles(f.count));
   detail::sinusoidal_rows(storage_of<T>(), {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx,
-                                            positions.data(), positions.size(), x.data, x.stride, add});
+                                            positions.data(), positions.size(), x.data, x.stride, add, scratch.data()});
 }
 
 std::vector<double> slopes(int heads) {

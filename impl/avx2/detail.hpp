@@ -29,8 +29,10 @@ struct SinusoidalCall {
   std::size_t n = 0;
   void* data = nullptr;
   std::ptrdiff_t stride = 0;
-  bool add = false;  ///< x += PE instead of out = PE
+  bool add = false;           ///< x += PE instead of out = PE
+  double* scratch = nullptr;  ///< sinusoidal_scratch_doubles(frequencies)
 };
+inline std::size_t sinusoidal_scratch_doubles(std::size_t frequencies) { return 34 * padded4(frequencies); }
 void sinusoidal_rows(Storage, const SinusoidalCall&);
 
 struct LearnedCall {
@@ -58,7 +60,10 @@ struct RopeCall {
   std::size_t count = 0;
   double* scratch = nullptr;  ///< rope_scratch_doubles(pairs)
 };
-inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 4 * padded4(pairs) + 8; }
+/// Per token: cos and sin in double (pairs, padded to 4), then five fp32 coefficient arrays of
+/// 2 x pairs lanes (padded to 8), see rope_kernel.cpp.
+inline std::size_t rope_lanes(std::size_t pairs) { return (2 * pairs + 7) / 8 * 8; }
+inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 2 * padded4(pairs) + 5 * rope_lanes(pairs) / 2; }
 void rope(Storage, const RopeCall&);
 
 void alibi(Storage, const double* slopes, int heads, bool causal, const std::int64_t* positions, std::size_t n,

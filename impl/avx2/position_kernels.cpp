@@ -1,6 +1,7 @@
-// AVX2 sinusoidal table / add, learned add, RoPE, and storage conversions. Angles in double
-// (simd::sincos4); data through double for the rotations and sums, rounded once to the storage.
+// AVX2 sinusoidal table / add, learned add, and storage conversions. Angles in double
+// (simd::sincos4); sums with the table formed in double, rounded once to the storage.
 #include <cmath>
+#include <cstdint>
 
 #include "impl/avx2/simd.hpp"
 
@@ -27,16 +28,90 @@ inline void put4(Elem<S>* dst, __m256d v, bool add, std::size_t m = 4) {
     Io<S>::put(dst + i, static_cast<float>(add ? lanes[i] + double{Io<S>::get(dst + i)} : lanes[i]));
 }
 
-/// (s0 s1 s2 s3), (c0 c1 c2 c3) -> (s0 c0 s1 c1), (s2 c2 s3 c3).
+/// (s0 s1 s2 s3), (c0 c1 c2 c3) -> (s0 c0 s1 c1), (s2 c2 s3 c3). 128-bit shuffles: a lane-crossing
+/// 256-bit permute costs several micro-ops on Zen 1 and 2.
 inline void interleave(__m256d s, __m256d c, __m256d& lo, __m256d& hi) {
-  const __m256d a = _mm256_unpacklo_pd(s, c), b = _mm256_unpackhi_pd(s, c);  // s0 c0 s2 c2 | s1 c1 s3 c3
-  lo = _mm256_permute2f128_pd(a, b, 0x20);
-  hi = _mm256_permute2f128_pd(a, b, 0x31);
+  const __m128d s0 = _mm256_castpd256_pd128(s), s1 = _mm256_extractf128_pd(s, 1);
+  const __m128d c0 = _mm256_castpd256_pd128(c), c1 = _mm256_extractf128_pd(c, 1);
+  lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(s0, c0)), _mm_unpackhi_pd(s0, c0), 1);
+  hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(s1, c1)), _mm_unpackhi_pd(s1, c1), 1);
 }
+
+/// Stores sin and cos of four frequencies (all four real) into a table row: rounded to fp32, then
+/// interleaved with 128-bit unpacks, or to the two halves.
+template <Storage S>
+inline void store_table4(Elem<S>* row, std::size_t i, std::size_t half, bool interleaved, const simd::SinCos4& sc) {
+  const __m128 s = _mm256_cvtpd_ps(sc.s), c = _mm256_cvtpd_ps(sc.c);
+  if (interleaved) {
+    Io<S>::store8(row + 2 * i, _mm256_set_m128(_mm_unpackhi_ps(s, c), _mm_unpacklo_ps(s, c)));
+    return;
+  }
+  Io<S>::store4(row + i, s);
+  Io<S>::store4(row + half + i, c);
+}
+
+/// x[i..] (+)= sin and cos of up to four frequencies, m of them real, through double.
+template <Storage S>
+inline void put_row4(Elem<S>* row, std::size_t i, std::size_t half, const SinusoidalCall& c, std::size_t m,
+                     const simd::SinCos4& sc) {
+  if (!c.interleaved) {
+    put4<S>(row + i, sc.s, c.add, m);
+    put4<S>(row + half + i, sc.c, c.add, m);
+    return;
+  }
+  __m256d lo, hi;
+  interleave(sc.s, sc.c, lo, hi);
+  put4<S>(row + 2 * i, lo, c.add, m >= 2 ? 4 : 2 * m);
+  if (m > 2) put4<S>(row + 2 * i + 4, hi, c.add, 2 * m - 4);
+}
+
+/// sin and cos of (16 h + l) f for every frequency, from per-call tables of l = 0..15 and the
+/// current h: the angle-addition formulas cost 4 double operations per 4 frequencies where a
+/// direct sincos4 costs ~25, and each factor is within ~2^-44, so the product is within ~2^-43.
+/// Consecutive positions share h for 16 rows; arbitrary positions recompute it when it changes.
+class RowAngles {
+ public:
+  RowAngles(const SinusoidalCall& c) : c_(c), P_(padded4(c.f.count)) {
+    for (std::size_t l = 0; l < kLow; ++l) fill(static_cast<double>(l), lo_s() + l * P_, lo_c() + l * P_);
+  }
+  /// Makes sin/cos of position p available to at(); returns the low part l.
+  std::size_t seek(std::int64_t p) {
+    const std::int64_t h = p >> 4;  // floor division: p = 16 h + l with 0 <= l < 16 also for p < 0
+    if (h != h_) {
+      fill(static_cast<double>(h * 16), hi_s(), hi_c());
+      h_ = h;
+    }
+    return static_cast<std::size_t>(p & 15);
+  }
+  simd::SinCos4 at(std::size_t l, std::size_t i) const {
+    const __m256d hs = _mm256_loadu_pd(hi_s() + i), hc = _mm256_loadu_pd(hi_c() + i);
+    const __m256d ls = _mm256_loadu_pd(lo_s() + l * P_ + i), lc = _mm256_loadu_pd(lo_c() + l * P_ + i);
+    return {_mm256_fmadd_pd(hs, lc, _mm256_mul_pd(hc, ls)), _mm256_fmsub_pd(hc, lc, _mm256_mul_pd(hs, ls))};
+  }
+
+ private:
+  static constexpr std::size_t kLow = 16;
+  void fill(double pos, double* s, double* c) const {
+    const __m256d p = _mm256_set1_pd(pos);
+    for (std::size_t i = 0; i < P_; i += 4) {
+      const simd::SinCos4 sc = simd::sincos4(p, _mm256_loadu_pd(c_.f.hi + i), _mm256_loadu_pd(c_.f.lo + i));
+      _mm256_storeu_pd(s + i, sc.s);
+      _mm256_storeu_pd(c + i, sc.c);
+    }
+  }
+  double* hi_s() const { return c_.scratch; }
+  double* hi_c() const { return c_.scratch + P_; }
+  double* lo_s() const { return c_.scratch + 2 * P_; }
+  double* lo_c() const { return c_.scratch + (2 + kLow) * P_; }
+  const SinusoidalCall& c_;
+  std::size_t P_;
+  std::int64_t h_ = INT64_MIN;
+};
 
 template <Storage S>
 void sinusoidal_rows_impl(const SinusoidalCall& c) {
   const std::size_t half = c.f.count;
+  RowAngles angles(c);
   for (std::size_t t = 0; t < c.n; ++t) {
     Elem<S>* row = static_cast<Elem<S>*>(c.data) + static_cast<std::ptrdiff_t>(t) * c.stride;
     if (c.padding_idx >= 0 && c.positions[t] == c.padding_idx) {  // the padding row is zero: x += 0 leaves x alone
@@ -44,20 +119,12 @@ void sinusoidal_rows_impl(const SinusoidalCall& c) {
         for (std::size_t i = 0; i < 2 * half; ++i) Io<S>::put(row + i, 0.0f);
       continue;
     }
-    const __m256d p = _mm256_set1_pd(static_cast<double>(c.positions[t]));
-    for (std::size_t i = 0; i < half; i += 4) {
-      const std::size_t m = half - i < 4 ? half - i : 4;  // the frequency arrays are padded to 4
-      const simd::SinCos4 sc = simd::sincos4(p, _mm256_loadu_pd(c.f.hi + i), _mm256_loadu_pd(c.f.lo + i));
-      if (!c.interleaved) {
-        put4<S>(row + i, sc.s, c.add, m);
-        put4<S>(row + half + i, sc.c, c.add, m);
-        continue;
-      }
-      __m256d lo, hi;
-      interleave(sc.s, sc.c, lo, hi);
-      put4<S>(row + 2 * i, lo, c.add, m >= 2 ? 4 : 2 * m);
-      if (m > 2) put4<S>(row + 2 * i + 4, hi, c.add, 2 * m - 4);
-    }
+    const std::size_t l = angles.seek(c.positions[t]);
+    std::size_t i = 0;
+    if (!c.add)  // the table: whole groups of four frequencies stored directly
+      for (; i + 4 <= half; i += 4) store_table4<S>(row, i, half, c.interleaved, angles.at(l, i));
+    for (; i < half; i += 4)  // adding, and the tail (the tables are padded to 4 frequencies)
+      put_row4<S>(row, i, half, c, half - i < 4 ? half - i : 4, angles.at(l, i));
   }
 }
 
@@ -71,73 +138,6 @@ void learned_add_impl(const LearnedCall& c) {
     if (i < c.cols) {
       const std::size_t m = c.cols - i;
       simd::store_partial<S>(x + i, _mm256_add_ps(simd::load_partial<S>(x + i, m), simd::load_partial<S>(e + i, m)), m);
-    }
-  }
-}
-
-/// One token's cos/sin (times the magnitude), laid out for the rotation loops: interleaved as
-/// C = (c0 c0 c1 c1 ..), S = (-s0 s0 -s1 s1 ..); half-split as C = (c0 c1 ..), S = (s0 s1 ..).
-void rope_token_cache(const RopeCall& c, std::int64_t pos, double* C, double* Sn) {
-  const __m256d p = _mm256_set1_pd(static_cast<double>(pos)), m = _mm256_set1_pd(c.magnitude);
-  const __m256d alternate = _mm256_setr_pd(-0.0, 0.0, -0.0, 0.0);
-  for (std::size_t i = 0; i < c.f.count; i += 4) {
-    const simd::SinCos4 sc = simd::sincos4(p, _mm256_loadu_pd(c.f.hi + i), _mm256_loadu_pd(c.f.lo + i));
-    const __m256d cs = _mm256_mul_pd(sc.c, m), sn = _mm256_mul_pd(sc.s, m);
-    if (!c.interleaved) {
-      _mm256_storeu_pd(C + i, cs);
-      _mm256_storeu_pd(Sn + i, sn);
-      continue;
-    }
-    _mm256_storeu_pd(C + 2 * i, _mm256_permute4x64_pd(cs, 0b01010000));
-    _mm256_storeu_pd(C + 2 * i + 4, _mm256_permute4x64_pd(cs, 0b11111010));
-    _mm256_storeu_pd(Sn + 2 * i, _mm256_xor_pd(_mm256_permute4x64_pd(sn, 0b01010000), alternate));
-    _mm256_storeu_pd(Sn + 2 * i + 4, _mm256_xor_pd(_mm256_permute4x64_pd(sn, 0b11111010), alternate));
-  }
-}
-
-/// (x1, x2) <- (x1 c - x2 s, x2 c + x1 s) in double, rounded once; the scalar tail.
-template <Storage S>
-inline void rotate_pair(Elem<S>* a, Elem<S>* b, double cs, double sn) {
-  const double x1 = Io<S>::get(a), x2 = Io<S>::get(b);
-  Io<S>::put(a, static_cast<float>(std::fma(x1, cs, -(x2 * sn))));
-  Io<S>::put(b, static_cast<float>(std::fma(x2, cs, x1 * sn)));
-}
-
-template <Storage S>
-void rotate_head(const RopeCall& c, Elem<S>* x, const double* C, const double* Sn) {
-  const std::size_t pairs = c.f.count;
-  if (c.interleaved) {
-    std::size_t j = 0;
-    for (; j + 4 <= 2 * pairs; j += 4) {  // v = (x0 x1 x2 x3), swapped = (x1 x0 x3 x2)
-      const __m256d v = _mm256_cvtps_pd(Io<S>::load4(x + j));
-      const __m256d y = _mm256_fmadd_pd(v, _mm256_loadu_pd(C + j),
-                                        _mm256_mul_pd(_mm256_permute_pd(v, 0b0101), _mm256_loadu_pd(Sn + j)));
-      Io<S>::store4(x + j, _mm256_cvtpd_ps(y));
-    }
-    if (j < 2 * pairs) rotate_pair<S>(x + j, x + j + 1, C[j], Sn[j + 1]);
-    return;
-  }
-  std::size_t i = 0;
-  for (; i + 4 <= pairs; i += 4) {
-    const __m256d x1 = _mm256_cvtps_pd(Io<S>::load4(x + i)), x2 = _mm256_cvtps_pd(Io<S>::load4(x + pairs + i));
-    const __m256d cs = _mm256_loadu_pd(C + i), sn = _mm256_loadu_pd(Sn + i);
-    Io<S>::store4(x + i, _mm256_cvtpd_ps(_mm256_fmsub_pd(x1, cs, _mm256_mul_pd(x2, sn))));
-    Io<S>::store4(x + pairs + i, _mm256_cvtpd_ps(_mm256_fmadd_pd(x1, sn, _mm256_mul_pd(x2, cs))));
-  }
-  for (; i < pairs; ++i) rotate_pair<S>(x + i, x + pairs + i, C[i], Sn[i]);
-}
-
-template <Storage S>
-void rope_impl(const RopeCall& c) {
-  const std::size_t width = 2 * padded4(c.f.count);
-  double* C = c.scratch;
-  double* Sn = c.scratch + width;
-  for (std::size_t t = 0; t < c.n; ++t) {
-    rope_token_cache(c, c.positions[t], C, Sn);
-    for (std::size_t k = 0; k < c.count; ++k) {
-      const RopeTensor& x = c.tensors[k];
-      Elem<S>* token = static_cast<Elem<S>*>(x.data) + static_cast<std::ptrdiff_t>(t) * x.token_stride;
-      for (int h = 0; h < x.heads; ++h) rotate_head<S>(c, token + h * x.head_stride, C, Sn);
     }
   }
 }
@@ -162,7 +162,6 @@ void from_float_impl(const float* src, std::size_t n, void* dst) {
 
 void sinusoidal_rows(Storage s, const SinusoidalCall& c) { PECHECK_AVX2_DISPATCH(s, sinusoidal_rows_impl, c) }
 void learned_add(Storage s, const LearnedCall& c) { PECHECK_AVX2_DISPATCH(s, learned_add_impl, c) }
-void rope(Storage s, const RopeCall& c) { PECHECK_AVX2_DISPATCH(s, rope_impl, c) }
 void to_float(Storage s, const void* src, std::size_t n, float* dst) {
   PECHECK_AVX2_DISPATCH(s, to_float_impl, src, n, dst)
 }

@@ -1,0 +1,17 @@
+// The measured single-core FMA peak's inner loop (fma_kernel.cpp, built with -mavx2 -mfma).
+// Nothing here may be inline or a template: see fma_kernel.cpp.
+#pragma once
+
+namespace pecheck::bench {
+
+/// Independent accumulator chains: enough to cover FMA latency x throughput on current cores
+/// (Zen: 5 cycles x 1-2 per cycle; Skylake: 4 x 2), so the loop runs at the FMA ports' rate.
+inline constexpr int kFmaChains = 12;
+/// 8 fp32 lanes x (multiply + add) per _mm256_fmadd_ps.
+inline constexpr int kFlopPerFma = 16;
+
+/// Runs `rounds` rounds of one FMA per chain; returns a sum of the chains so nothing is dead.
+/// Call only after avx2::availability() said yes.
+float fma_chains(long long rounds);
+
+}  // namespace pecheck::bench

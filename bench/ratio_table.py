@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Prints pecheck_bench's JSON (--benchmark_out) as one table: the median CPU time of each
+benchmark, its rate, and the ratios that say how good a kernel is: time against the floor that
+moves the same bytes, speedup over the scalar baseline, fraction of the measured FMA peak.
+
+Medians come from the run's median aggregates (--benchmark_repetitions=N); a run without them
+(no repetitions) falls back to the median of its iterations entries. Whatever is missing,
+skipped or filtered out prints as "-". Standard library only.
+
+usage: bench/ratio_table.py build/bench.json
+"""
+
+import json
+import re
+import statistics
+import sys
+
+# (benchmark, floor it is held against, scalar baseline), in the order the table prints them.
+KNOWN = [
+    ("rope_inplace/f32/avx2", "floor/rmw/f32", "rope_inplace/f32/scalar"),
+    ("rope_inplace/f32/scalar", "floor/rmw/f32", None),
+    ("floor/rmw/f32", None, None),
+    ("rope_inplace/bf16/avx2", "floor/rmw/bf16", "rope_inplace/bf16/scalar"),
+    ("rope_inplace/bf16/scalar", "floor/rmw/bf16", None),
+    ("floor/rmw/bf16", None, None),
+    ("sinusoidal_table/f32/avx2", "floor/memset", "sinusoidal_table/f32/scalar"),
+    ("sinusoidal_table/f32/scalar", "floor/memset", None),
+    ("floor/memset", None, None),
+    ("attention/f32/avx2", "floor/fma_peak/f32", "attention/f32/scalar"),
+    ("attention/f32/scalar", "floor/fma_peak/f32", None),
+    ("floor/fma_peak/f32", None, None),
+]
+GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset"}
+SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# Suffixes Google Benchmark appends to a name (UseRealTime, Iterations, MinTime, ...).
+SUFFIX = re.compile(r"(/(real_time|manual_time|iterations:\d+|min_time:[\d.]+|repeats:\d+|threads:\d+))+$")
+
+
+class Result:
+    """One benchmark: median seconds per iteration, rates per second, or why it was skipped."""
+
+    def __init__(self):
+        self.seconds = None
+        self.bytes_per_second = None
+        self.flops = None
+        self.skipped = None
+
+
+def base_name(entry):
+    return SUFFIX.sub("", entry.get("run_name", entry["name"]))
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    medians, iterations, results = {}, {}, {}
+    context = dict(data.get("context", {}))
+    for e in data.get("benchmarks", []):
+        name = base_name(e)
+        results.setdefault(name, Result())
+        if e.get("error_occurred"):
+            results[name].skipped = e.get("error_message", "skipped")
+        elif e.get("run_type") == "aggregate":
+            if e.get("aggregate_name") == "median":
+                medians[name] = e
+                context["repetitions"] = max(context.get("repetitions", 0), e.get("repetitions", 0))
+        else:
+            iterations.setdefault(name, []).append(e)
+    for name, r in results.items():
+        if r.skipped:
+            continue
+        runs = [medians[name]] if name in medians else iterations.get(name, [])
+        if not runs:
+            continue
+
+        def median_of(key, runs=runs):
+            values = [run[key] for run in runs if key in run]
+            return statistics.median(values) if values else None
+
+        unit = SECONDS[runs[0].get("time_unit", "ns")]
+        r.seconds = median_of("cpu_time") * unit
+        r.bytes_per_second = median_of("bytes_per_second")
+        r.flops = median_of("FLOP/s")
+    return context, results
+
+
+def fmt_time(s):
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.4g} {unit}"
+    return f"{s / 1e-9:.4g} ns"
+
+
+def fmt_rate(r):
+    if r.flops is not None:
+        return f"{r.flops / 1e9:.4g} GFLOP/s"
+    if r.bytes_per_second is not None:
+        return f"{r.bytes_per_second / 1e9:.4g} GB/s"
+    return "-"
+
+
+def vs_floor(results, name, floor):
+    """Time ratio to a byte floor (same bytes counted, so also the inverse rate ratio), or the
+    fraction of the FMA peak reached by a FLOP/s benchmark."""
+    if floor is None:
+        return ""
+    r, f = results.get(name), results.get(floor)
+    if floor.startswith("floor/fma_peak"):
+        if r is None or f is None or r.flops is None or f.flops is None:
+            return "-"
+        return f"{r.flops / f.flops:.3g} of {floor}"
+    if r is None or f is None or r.seconds is None or f.seconds is None:
+        return "-"
+    return f"{r.seconds / f.seconds:.3g}x {floor}"
+
+
+def vs_scalar(results, name, scalar):
+    if scalar is None:
+        return ""
+    r, s = results.get(name), results.get(scalar)
+    if r is None or s is None or r.seconds is None or s.seconds is None:
+        return "-"
+    return f"{s.seconds / r.seconds:.3g}x"
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    try:
+        context, results = load(argv[1])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"ratio_table.py: cannot read {argv[1]}: {e}", file=sys.stderr)
+        return 2
+
+    known = {name for name, _, _ in KNOWN}
+    rows, gap = [], False
+    for name, floor, scalar in KNOWN + [(n, None, None) for n in results if n not in known]:
+        if name in results:
+            if gap and rows:
+                rows.append(None)
+            r = results[name]
+            rate = fmt_rate(r) if r.seconds is not None else "-"
+            time = fmt_time(r.seconds) if r.seconds is not None else "-"
+            note = f"skipped: {r.skipped}" if r.skipped else ""
+            rows.append((name, time, rate, vs_floor(results, name, floor), vs_scalar(results, name, scalar), note))
+            gap = False
+        gap = gap or name in GROUP_ENDS or name == "floor/fma_peak/f32"
+
+    print(
+        f"pecheck_bench {context.get('date', '')} on {context.get('host_name', '?')}: "
+        f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "
+        f"median CPU time per iteration of {context.get('repetitions', 1)} repetition(s)"
+    )
+    header = ("benchmark", "median", "rate", "vs floor", "speedup vs scalar", "")
+    widths = [max(len(str(row[i])) for row in [header] + [r for r in rows if r]) for i in range(6)]
+    aligns = ["<", ">", ">", "<", ">", "<"]
+
+    def line(row):
+        return "  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, aligns, widths)).rstrip()
+
+    print(line(header))
+    for row in rows:
+        print(line(row) if row else "")
+    if not rows:
+        print("(no benchmarks in the file)")
+    print("vs floor: time / floor time (both count the same bytes), or FLOP/s / peak FLOP/s;")
+    print('GB/s: 1e9 bytes/s (the console\'s G/s is 2^30); "-": not measured (skipped or filtered out)')
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
