@@ -111,12 +111,15 @@ struct AttentionCall {
   void* out = nullptr;
   float* scratch = nullptr;  ///< attention_scratch_floats(...)
 };
-inline constexpr std::size_t kQueryBlock = 4, kKeyBlock = 8;
+inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
+/// Row stride of the transposed K: whole key blocks plus 16 floats, so that its rows (one per head
+/// dimension) do not all fall into the same L1 set when n is a multiple of 1024.
+inline std::size_t kt_stride(std::size_t n) { return (n + kKeyBlock - 1) / kKeyBlock * kKeyBlock + 16; }
 inline std::size_t attention_scratch_floats(std::size_t n, int head_dim, int max_distance) {
-  const std::size_t d = static_cast<std::size_t>(head_dim), keys = (n + kKeyBlock - 1) / kKeyBlock * kKeyBlock;
-  return d * keys                                                // K of one head, transposed
-         + n * (2 * static_cast<std::size_t>(max_distance) + 1)  // Shaw: q_i . r_t of one head
-         + kQueryBlock * (d + kKeyBlock + 2);                    // accumulators, weights, m, l
+  const std::size_t d = static_cast<std::size_t>(head_dim), R = 2 * static_cast<std::size_t>(max_distance) + 1;
+  return d * kt_stride(n) + d * n              // one head's K (transposed) and V
+         + n * R                               // Shaw: q_i . r_t of one head
+         + kQueryBlock * (d + 2 * kKeyBlock);  // accumulators, logits, weights
 }
 void attention(Storage, const AttentionCall&);
 
