@@ -142,6 +142,7 @@ struct RopeScaling {
   double magnitude() const {
     return kind == RopeScalingKind::yarn && factor > 1.0 ? 0.1 * std::log(factor) + 1.0 : 1.0;
   }
+  bool operator==(const RopeScaling&) const = default;
   std::string describe() const {
     switch (kind) {
       case RopeScalingKind::none:
@@ -182,6 +183,7 @@ struct RopeSpec {
   }
   /// |R_m x| / |x| on the rotated dims: 1, or YaRN's attention factor.
   double magnitude() const { return scaling.magnitude(); }
+  bool operator==(const RopeSpec&) const = default;
   std::string describe() const {
     return fmt::format("rope(layout={},d={},rot={},base={}{})", layout_name(layout), head_dim, rotary_dim,
                        short_number(base), scaling.describe());

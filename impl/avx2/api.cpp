@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "impl/alibi_slopes.hpp"
@@ -60,10 +62,30 @@ struct FrequencyTable {
   detail::Frequencies view() const { return {hi.data(), lo.data(), count}; }
 };
 
-FrequencyTable sinusoidal_frequencies(const SinusoidalSpec& s) {
-  std::vector<angles::Frequency> f(static_cast<std::size_t>(s.d_model / 2));
-  for (std::size_t i = 0; i < f.size(); ++i) f[i] = angles::frequency(static_cast<int>(i), s.frequency_width(), s.base);
-  return FrequencyTable(f);
+/// The table for `key`, rebuilt only when the key changes: a long-double pow per frequency costs
+/// ~0.2 us, which would dominate a decode step (one token) if paid on every call.
+template <class Key, class Make>
+const FrequencyTable& cached(const Key& key, Make make) {
+  thread_local std::optional<Key> last;
+  thread_local std::optional<FrequencyTable> table;
+  if (!last || !(*last == key)) {
+    table.emplace(make());
+    last = key;
+  }
+  return *table;
+}
+
+const FrequencyTable& sinusoidal_frequencies(const SinusoidalSpec& s) {
+  return cached(std::tuple(s.d_model, s.frequency_width(), s.base), [&] {
+    std::vector<angles::Frequency> f(static_cast<std::size_t>(s.d_model / 2));
+    for (std::size_t i = 0; i < f.size(); ++i)
+      f[i] = angles::frequency(static_cast<int>(i), s.frequency_width(), s.base);
+    return FrequencyTable(f);
+  });
+}
+
+const FrequencyTable& rope_frequencies(const RopeSpec& s) {
+  return cached(s, [&] { return FrequencyTable(angles::rope_frequencies(s)); });
 }
 
 template <class T>
@@ -71,7 +93,7 @@ void sinusoidal_rows(const SinusoidalSpec& s, std::span<const std::int64_t> posi
   s.validate();
   check_rows(x, add ? "x" : "out", positions.size(), static_cast<std::size_t>(s.d_model));
   check_positions(positions);
-  const FrequencyTable f = sinusoidal_frequencies(s);
+  const FrequencyTable& f = sinusoidal_frequencies(s);
   std::vector<double> scratch(detail::sinusoidal_scratch_doubles(f.count));
   detail::sinusoidal_rows(storage_of<T>(), {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx,
                                             positions.data(), positions.size(), x.data, x.stride, add, scratch.data()});
@@ -161,7 +183,7 @@ void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std:
     if (x.tokens > 0 && x.data == nullptr) throw std::invalid_argument("RoPE tensor is null");
     views.push_back({x.data, x.heads, x.token_stride, x.head_stride});
   }
-  const FrequencyTable f(angles::rope_frequencies(s));
+  const FrequencyTable& f = rope_frequencies(s);
   std::vector<double> scratch(detail::rope_scratch_doubles(f.count));
   detail::rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data(),
                                  positions.size(), views.data(), views.size(), scratch.data()});
