@@ -1,6 +1,7 @@
 // The subcommands of `pecheck` and what they share.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -25,6 +26,9 @@ struct VerifyOptions {
   long long cases = 100;
   std::optional<std::uint64_t> seed;
   std::string json;
+  std::string junit;
+  std::string shard;  ///< "I/N": run only the units u with u mod N == I (parsed into shard_*)
+  std::size_t shard_index = 0, shard_count = 1;
   bool quiet = false;
   double timeout_s = 300;
   std::string argv0 = "build/pecheck";
@@ -35,18 +39,25 @@ struct VerifyRun {
   int cases = 0;
   double seconds = 0;
   std::vector<PropertyResult> results;
+  std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
+  std::size_t unit = 0;   ///< units (property x encoder x dtype) enumerated so far, across backends
+  std::size_t total = 0;  ///< units this run (this shard) will report, for the progress display
 };
 
 /// Runs the selection; throws UsageError for a bad selection. Returns the process exit status.
-int verify(const VerifyOptions& o);
+int verify(VerifyOptions o);
 /// Runs the catalogue against every mutant and every correct encoder; prints the kill matrix.
-int selftest(const VerifyOptions& o);
+int selftest(VerifyOptions o);
 
 /// Shared by verify and selftest (verify.cpp).
 std::vector<const Backend*> select_backends(const std::string& name);
 std::vector<const Property*> select_properties(const std::string& glob);
 std::vector<DType> select_dtypes(const std::string& name);
-void check_common_options(const VerifyOptions& o);
+/// Validates the options shared by verify and selftest (and parses --shard into o).
+void check_common_options(VerifyOptions& o);
+/// How many units the selection holds for this shard.
+std::size_t count_units(const std::vector<const Backend*>& backends, const std::vector<const Property*>& properties,
+                        const std::vector<DType>& dtypes, const VerifyOptions& o);
 /// Chooses the seed (given or random), prints it, and starts an empty run.
 VerifyRun start_run(const VerifyOptions& o, std::string_view command);
 /// Every selected property x dtype against one backend, each in a child process, into run.
@@ -64,5 +75,8 @@ nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o);
 void write_json_file(const std::string& path, const nlohmann::json& doc);
 /// The verify report: {seed, cases, elapsed_s, results}.
 void write_json(const VerifyRun& run, const VerifyOptions& o);
+/// The run as JUnit XML (junit.cpp; docs/junit.md), and written atomically to o.junit.
+std::string junit_document(const VerifyRun& run, const VerifyOptions& o, std::string_view command);
+void write_junit(const VerifyRun& run, const VerifyOptions& o, std::string_view command);
 
 }  // namespace pecheck::cli

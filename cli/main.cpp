@@ -22,6 +22,9 @@ int main(int argc, char** argv) {
   verify_cmd->add_option("--cases", vo.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
   verify_cmd->add_option("--seed", vo.seed, "Seed of the run (default: random, printed)");
   verify_cmd->add_option("--json", vo.json, "Write the JSON report to FILE");
+  verify_cmd->add_option("--junit", vo.junit, "Write a JUnit XML report to FILE (one testcase per property x dtype)");
+  verify_cmd->add_option("--shard", vo.shard,
+                         "Run shard I of N (I/N, 0-based; needs --seed): the shards' union is the run");
   verify_cmd->add_option("--timeout", vo.timeout_s, "Seconds before a silent encoder is killed and reported as hung")
       ->capture_default_str();
   verify_cmd->add_flag("--quiet", vo.quiet, "Print only failures and the summary line");

@@ -40,7 +40,7 @@ void write_selftest_json(const VerifyOptions& o, const VerifyRun& correct, const
 
 }  // namespace
 
-int selftest(const VerifyOptions& o) {
+int selftest(VerifyOptions o) {
   check_common_options(o);
   const auto properties = select_properties(o.property);
   const auto dtypes = select_dtypes(o.dtype);

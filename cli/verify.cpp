@@ -1,7 +1,10 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <random>
 
@@ -39,26 +42,79 @@ std::vector<DType> select_dtypes(const std::string& name) {
   }
 }
 
-void check_common_options(const VerifyOptions& o) {
+namespace {
+
+/// Fails now, not after the run, on a report path that cannot be written.
+void check_writable(const std::string& path, std::string_view flag) {
+  if (path.empty()) return;
+  if (std::FILE* f = std::fopen((path + ".tmp").c_str(), "w")) {
+    std::fclose(f);
+    std::remove((path + ".tmp").c_str());
+    return;
+  }
+  throw UsageError(fmt::format("cannot write {} file '{}'", flag, path));
+}
+
+void parse_shard(VerifyOptions& o) {
+  if (o.shard.empty()) return;
+  unsigned long long i = 0, n = 0;
+  int used = 0;
+  if (std::sscanf(o.shard.c_str(), "%llu/%llu%n", &i, &n, &used) != 2 || used != static_cast<int>(o.shard.size()) ||
+      n < 1 || i >= n || n > 1000000)
+    throw UsageError(fmt::format("--shard must be I/N with 0 <= I < N, got '{}'", o.shard));
+  if (!o.seed) throw UsageError("--shard needs --seed: every shard must draw the same cases");
+  o.shard_index = i;
+  o.shard_count = n;
+}
+
+/// Whether the unit about to be enumerated belongs to this shard (round robin over units).
+bool next_unit_is_mine(const VerifyOptions& o, VerifyRun& run) { return run.unit++ % o.shard_count == o.shard_index; }
+
+bool applies(const Property& p, DType dt) { return std::find(p.dtypes.begin(), p.dtypes.end(), dt) != p.dtypes.end(); }
+
+/// Progress on stderr: a bar redrawn in place on a terminal, one line per result otherwise.
+void progress(const VerifyRun& run, const PropertyResult& r) {
+  if (!isatty(STDERR_FILENO)) {
+    std::cerr << fmt::format("  {} / {} / {}: {}\n", r.property, r.encoder, dtype_name(r.dtype),
+                             verdict_name(r.verdict));
+    return;
+  }
+  const std::size_t done = run.results.size(), total = std::max<std::size_t>(run.total, 1), width = 30;
+  const std::size_t filled = std::min(width, done * width / total);
+  std::cerr << fmt::format("\r[{}{}] {}/{} {:<48.48}", std::string(filled, '#'), std::string(width - filled, ' '), done,
+                           total, fmt::format("{} / {} / {}", r.property, r.encoder, dtype_name(r.dtype)));
+  if (done >= run.total) std::cerr << "\n";
+}
+
+}  // namespace
+
+void check_common_options(VerifyOptions& o) {
   if (!(o.timeout_s > 0)) throw UsageError(fmt::format("--timeout must be > 0 seconds, got {}", o.timeout_s));
   if (o.cases < 1 || o.cases > 1000000)
     throw UsageError(fmt::format("--cases must be an integer in [1, 1000000], got {}", o.cases));
-  if (!o.json.empty()) {  // fail on an unwritable path now, not after the run
-    if (std::FILE* f = std::fopen((o.json + ".tmp").c_str(), "w")) {
-      std::fclose(f);
-      std::remove((o.json + ".tmp").c_str());
-    } else {
-      throw UsageError(fmt::format("cannot write --json file '{}'", o.json));
-    }
-  }
+  parse_shard(o);
+  check_writable(o.json, "--json");
+  check_writable(o.junit, "--junit");
+}
+
+std::size_t count_units(const std::vector<const Backend*>& backends, const std::vector<const Property*>& properties,
+                        const std::vector<DType>& dtypes, const VerifyOptions& o) {
+  VerifyRun counter;
+  std::size_t mine = 0;
+  for (std::size_t b = 0; b < backends.size(); ++b)
+    for (const Property* p : properties)
+      for (DType dt : dtypes)
+        if (applies(*p, dt)) mine += next_unit_is_mine(o, counter);
+  return mine;
 }
 
 VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
   VerifyRun run;
   run.seed = o.seed ? *o.seed : std::random_device{}() * 0x100000001ull;
   run.cases = static_cast<int>(o.cases);
-  std::cout << fmt::format("pecheck {}: seed {}, {} cases per property x encoder x dtype\n", command, run.seed,
-                           run.cases);
+  std::cout << fmt::format("pecheck {}: seed {}, {} cases per property x encoder x dtype{}\n", command, run.seed,
+                           run.cases,
+                           o.shard_count > 1 ? fmt::format(", shard {}/{}", o.shard_index, o.shard_count) : "");
   return run;
 }
 
@@ -68,7 +124,7 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
   const RunParams params{run.seed, run.cases};
   for (const Property* p : properties)
     for (DType dt : dtypes) {
-      if (std::find(p->dtypes.begin(), p->dtypes.end(), dt) == p->dtypes.end()) continue;
+      if (!applies(*p, dt) || !next_unit_is_mine(o, run)) continue;
       if (!a.available) {
         run.results.push_back({.property = p->id,
                                .encoder = b.name,
@@ -76,22 +132,22 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
                                .verdict = Verdict::skip,
                                .seed = derive_seed(run.seed, p->id, dt),
                                .message = a.reason});
-        continue;
+      } else {  // each property x encoder x dtype in its own child process: a crash is a result
+        const auto start = std::chrono::steady_clock::now();
+        run.results.push_back(run_isolated(*p, b, dt, params, {.timeout_s = o.timeout_s}));
+        run.results.back().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
-      // Each property x encoder x dtype in its own child process: a crash is a result.
-      run.results.push_back(run_isolated(*p, b, dt, params, {.timeout_s = o.timeout_s}));
-      if (!o.quiet)
-        std::cerr << fmt::format("  {} / {} / {}: {}\n", p->id, b.name, dtype_name(dt),
-                                 verdict_name(run.results.back().verdict));
+      if (!o.quiet) progress(run, run.results.back());
     }
 }
 
-int verify(const VerifyOptions& o) {
+int verify(VerifyOptions o) {
   check_common_options(o);
   const auto backends = select_backends(o.backend);
   const auto properties = select_properties(o.property);
   const auto dtypes = select_dtypes(o.dtype);
   VerifyRun run = start_run(o, "verify");
+  run.total = count_units(backends, properties, dtypes, o);
   const auto start = std::chrono::steady_clock::now();
   for (const Backend* b : backends) run_catalogue(*b, properties, dtypes, o, run);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -99,6 +155,7 @@ int verify(const VerifyOptions& o) {
   if (!o.quiet) print_table(run);
   print_failures(run, o);
   if (!o.json.empty()) write_json(run, o);
+  if (!o.junit.empty()) write_junit(run, o, "verify");
   int failed = 0, crashed = 0, skipped = 0, passed = 0;
   for (const auto& r : run.results) {
     failed += r.verdict == Verdict::fail;

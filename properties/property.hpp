@@ -48,6 +48,7 @@ struct PropertyResult {
   std::string message;         ///< why it failed, was skipped or crashed
   std::string counterexample;  ///< the shrunk case, rendered as one string
   std::vector<std::pair<std::string, int>> distribution;  ///< RC_TAG classes of the cases
+  double seconds = 0;                                     ///< wall time of the check (0 if skipped)
 };
 
 struct Property {
