@@ -1,0 +1,28 @@
+# `cmake --install build --prefix P`: the headers, the static libraries, the `pecheck` CLI and a
+# CMake package, so that a downstream project writes
+#   find_package(pecheck 0.1 REQUIRED)
+#   target_link_libraries(my_tests PRIVATE pecheck::gtest)   # or pecheck::properties, ::reference
+# Headers keep their in-tree paths under include/pecheck ("impl/encoder.hpp", "downstream/gtest.hpp").
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(PECHECK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/pecheck)
+
+install(TARGETS pecheck_spec pecheck_reference pecheck_impl pecheck_properties pecheck_gtest
+        EXPORT pecheckTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck)
+install(TARGETS pecheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+foreach(dir spec reference impl properties downstream)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck
+          FILES_MATCHING PATTERN "*.hpp")
+endforeach()
+install(EXPORT pecheckTargets NAMESPACE pecheck:: DESTINATION ${PECHECK_CMAKE_DIR})
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pecheckConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/pecheckConfig.cmake INSTALL_DESTINATION ${PECHECK_CMAKE_DIR})
+# 0.x: a minor version may break the interface, so 0.1 accepts 0.1.* only.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/pecheckConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/pecheckConfig.cmake ${PROJECT_BINARY_DIR}/pecheckConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindMPFR.cmake
+        DESTINATION ${PECHECK_CMAKE_DIR})
