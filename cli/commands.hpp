@@ -48,11 +48,15 @@ struct VerifyRun {
 int verify(VerifyOptions o);
 /// Runs the catalogue against every mutant and every correct encoder; prints the kill matrix.
 int selftest(VerifyOptions o);
+/// Runs the selection and writes the self-contained HTML page (report_html.cpp) to path.
+int report_html(VerifyOptions o, const std::string& path);
 
 /// Shared by verify and selftest (verify.cpp).
 std::vector<const Backend*> select_backends(const std::string& name);
 std::vector<const Property*> select_properties(const std::string& glob);
 std::vector<DType> select_dtypes(const std::string& name);
+/// Fails now, not after the run, on a report path that cannot be written (UsageError).
+void check_writable(const std::string& path, std::string_view flag);
 /// Validates the options shared by verify and selftest (and parses --shard into o).
 void check_common_options(VerifyOptions& o);
 /// How many units the selection holds for this shard.

@@ -42,6 +42,20 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   selftest_cmd->add_flag("--quiet", so.quiet, "Print only the kill matrix and the summary line");
 
+  VerifyOptions ro;
+  ro.argv0 = argv[0];
+  std::string html;
+  auto* report_cmd = app.add_subcommand("report", "Run the catalogue and draw it: one self-contained HTML page");
+  report_cmd->add_option("--html", html, "Write the page to FILE")->required();
+  report_cmd->add_option("--backend", ro.backend, "Encoder to check (a name from `pecheck list`, or all)")
+      ->capture_default_str();
+  report_cmd->add_option("--property", ro.property, "Glob over property ids")->capture_default_str();
+  report_cmd->add_option("--dtype", ro.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
+  report_cmd->add_option("--cases", ro.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
+  report_cmd->add_option("--seed", ro.seed, "Seed of the run (default: random, printed)");
+  report_cmd->add_option("--timeout", ro.timeout_s, "Seconds before a silent encoder is killed")->capture_default_str();
+  report_cmd->add_flag("--quiet", ro.quiet, "No progress on stderr");
+
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the properties and the backends");
   list_cmd->add_flag("--json", list_json, "Print JSON: {properties: [...], backends: [...]}");
@@ -60,6 +74,7 @@ int main(int argc, char** argv) {
     if (*verify_cmd) return verify(vo);
     if (*list_cmd) return list(list_json);
     if (*selftest_cmd) return selftest(so);
+    if (*report_cmd) return report_html(ro, html);
   } catch (const UsageError& e) {
     std::cerr << "pecheck: " << e.what() << "\n";
     return 2;

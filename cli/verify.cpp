@@ -44,17 +44,6 @@ std::vector<DType> select_dtypes(const std::string& name) {
 
 namespace {
 
-/// Fails now, not after the run, on a report path that cannot be written.
-void check_writable(const std::string& path, std::string_view flag) {
-  if (path.empty()) return;
-  if (std::FILE* f = std::fopen((path + ".tmp").c_str(), "w")) {
-    std::fclose(f);
-    std::remove((path + ".tmp").c_str());
-    return;
-  }
-  throw UsageError(fmt::format("cannot write {} file '{}'", flag, path));
-}
-
 void parse_shard(VerifyOptions& o) {
   if (o.shard.empty()) return;
   unsigned long long i = 0, n = 0;
@@ -87,6 +76,16 @@ void progress(const VerifyRun& run, const PropertyResult& r) {
 }
 
 }  // namespace
+
+void check_writable(const std::string& path, std::string_view flag) {
+  if (path.empty()) return;
+  if (std::FILE* f = std::fopen((path + ".tmp").c_str(), "w")) {
+    std::fclose(f);
+    std::remove((path + ".tmp").c_str());
+    return;
+  }
+  throw UsageError(fmt::format("cannot write {} file '{}'", flag, path));
+}
 
 void check_common_options(VerifyOptions& o) {
   if (!(o.timeout_s > 0)) throw UsageError(fmt::format("--timeout must be > 0 seconds, got {}", o.timeout_s));

@@ -1,0 +1,236 @@
+// `pecheck report --html FILE`: one self-contained page (inline SVG and CSS, no scripts, nothing
+// fetched) for people who would rather look than read: the property x encoder x dtype verdict
+// matrix of a run, RoPE error against position (log axes) for every backend and dtype beside the
+// naive fp32-angle computation, the sinusoidal table and its Toeplitz Gram matrix, and the RoPE
+// score against m - n for three absolute positions (the curves coincide: only the offset matters).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+
+#include "cli/commands.hpp"
+#include "cli/svg.hpp"
+#include "properties/encoders.hpp"
+#include "reference/real.hpp"
+#include "reference/rope.hpp"
+#include "reference/sinusoidal.hpp"
+
+namespace pecheck::cli {
+
+namespace {
+
+using Real = ref::Mpfr50;
+const char* const kColors[] = {"#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"};
+
+/// Positions 2^(k-1), 1.5 2^(k-1) and 2^k - 1 for k = 1..24: every octave below 2^24.
+std::vector<std::int64_t> octave_positions() {
+  std::vector<std::int64_t> p;
+  for (int k = 1; k <= 24; ++k) {
+    const std::int64_t lo = std::int64_t{1} << (k - 1);
+    p.insert(p.end(), {lo, lo + lo / 2, 2 * lo - 1});
+  }
+  return p;
+}
+
+/// Max over pairs and over each octave of |y - y_exact| / (u |x_pair|): the curve of one encoder
+/// (or of the fp32-angle formula when enc is null) in one dtype; x = the octave's top position.
+svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, const std::string& color) {
+  const RopeSpec s{64, 64, 500000.0, RopeLayout::half_split};
+  const auto pos = octave_positions();
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  std::vector<float> x(pos.size() * 64);
+  for (float& v : x) v = round_to(dt, normal(rng));
+  std::vector<float> y = x;
+  if (enc) {
+    enc->rope_apply(s, dt, 1, pos, y);
+  } else {  // the PyTorch tutorials' formula: float(pos) * float(theta), sin/cos in fp32
+    for (std::size_t t = 0; t < pos.size(); ++t)
+      for (std::size_t p = 0; p < 32; ++p) {
+        const float a = static_cast<float>(pos[t]) * static_cast<float>(std::pow(5e5, -2.0 * double(p) / 64));
+        const float x1 = x[t * 64 + p], x2 = x[t * 64 + p + 32];
+        y[t * 64 + p] = round_to(dt, x1 * std::cos(a) - x2 * std::sin(a));
+        y[t * 64 + p + 32] = round_to(dt, x2 * std::cos(a) + x1 * std::sin(a));
+      }
+  }
+  svg::Series out{label, color, {}, {}, enc == nullptr};
+  for (std::size_t t = 0; t < pos.size(); ++t) {
+    std::vector<Real> r(x.begin() + static_cast<std::ptrdiff_t>(t * 64),
+                        x.begin() + static_cast<std::ptrdiff_t>(t * 64 + 64));
+    ref::rope_rotate<Real>(s, pos[t], r);
+    double worst = 0;
+    for (std::size_t p = 0; p < 32; ++p) {
+      const double e1 = static_cast<double>(Real(y[t * 64 + p]) - r[p]),
+                   e2 = static_cast<double>(Real(y[t * 64 + p + 32]) - r[p + 32]);
+      worst = std::max(worst, std::hypot(e1, e2) / (unit_roundoff(dt) * std::hypot(x[t * 64 + p], x[t * 64 + p + 32])));
+    }
+    if (t % 3 == 0) {  // a new octave
+      out.x.push_back(static_cast<double>(2 * pos[t]));
+      out.y.push_back(worst);
+    } else {
+      out.y.back() = std::max(out.y.back(), worst);
+    }
+  }
+  return out;
+}
+
+std::string accuracy_charts() {
+  std::string html;
+  for (const DType dt : kAllDTypes) {
+    svg::Chart c{fmt::format("RoPE {} (base 5e5, head_dim 64): worst pair error per octave", dtype_name(dt)),
+                 {"position (top of the octave)", true},
+                 {"error (u of the dtype)", true},
+                 {}};
+    int color = 0;
+    for (const Backend& b : encoders_under_test()) {
+      if (!b.probe().available) continue;
+      const auto enc = b.make();
+      c.series.push_back(rope_error_curve(enc.get(), dt, b.name, kColors[color++ % 6]));
+    }
+    c.series.push_back(rope_error_curve(nullptr, dt, "naive fp32 angle", "#d62728"));
+    html += svg::line_chart(c);
+  }
+  return html;
+}
+
+std::string sinusoid_pictures() {
+  const SinusoidalSpec s{64, 10000.0, SinusoidalLayout::interleaved};
+  std::vector<std::vector<double>> table(64), gram(64, std::vector<double>(64));
+  for (std::int64_t p = 0; p < 64; ++p) table[static_cast<std::size_t>(p)] = ref::sinusoidal_row<double>(s, p);
+  for (std::size_t p = 0; p < 64; ++p)
+    for (std::size_t q = 0; q < 64; ++q)
+      for (std::size_t i = 0; i < 64; ++i) gram[p][q] += table[p][i] * table[q][i];
+  return svg::heatmap("PE: positions 0..63 x dims 0..63", table, -1, 1, "position", "dimension", 6) +
+         svg::heatmap("Gram PE(p).PE(q): Toeplitz", gram, -32, 32, "p", "q", 6);
+}
+
+/// <R_m q, R_n k> against m - n for n = 0, 1000, 100000 through the first available backend.
+std::string rope_offset_chart() {
+  const RopeSpec s{64, 64, 10000.0, RopeLayout::half_split};
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal;
+  std::vector<float> q(64), k(64);
+  for (float& v : q) v = static_cast<float>(normal(rng));
+  for (float& v : k) v = static_cast<float>(normal(rng));
+  const Backend& b = *std::find_if(backend_table().begin(), backend_table().end(),
+                                   [](const Backend& x) { return x.probe().available; });
+  const auto enc = b.make();
+  svg::Chart c{fmt::format("RoPE score <R_m q, R_n k> against m - n ({} backend)", b.name),
+               {"offset m - n", false},
+               {"score", false},
+               {}};
+  int color = 0;
+  for (const std::int64_t n : {0, 1000, 100000}) {
+    svg::Series series{fmt::format("n = {}", n), kColors[color++], {}, {}, color > 1};
+    for (std::int64_t d = -48; d <= 48; ++d) {
+      std::vector<float> rq = q, rk = k;
+      const std::int64_t m = n + d;
+      enc->rope_apply(s, DType::f32, 1, std::span(&m, 1), rq);
+      enc->rope_apply(s, DType::f32, 1, std::span(&n, 1), rk);
+      double dot = 0;
+      for (std::size_t i = 0; i < 64; ++i) dot += double{rq[i]} * rk[i];
+      series.x.push_back(static_cast<double>(d));
+      series.y.push_back(dot);
+    }
+    c.series.push_back(series);
+  }
+  return svg::line_chart(c);
+}
+
+std::string verdict_matrix(const VerifyRun& run) {
+  std::vector<std::string> columns, rows;
+  std::map<std::pair<std::string, std::string>, const PropertyResult*> cell;
+  for (const auto& r : run.results) {
+    const std::string col = r.encoder + " " + std::string(dtype_name(r.dtype));
+    if (std::find(columns.begin(), columns.end(), col) == columns.end()) columns.push_back(col);
+    if (std::find(rows.begin(), rows.end(), r.property) == rows.end()) rows.push_back(r.property);
+    cell[{r.property, col}] = &r;
+  }
+  std::string html = "<table class=\"matrix\"><tr><th>property</th>";
+  for (const auto& c : columns) html += "<th>" + svg::escape(c) + "</th>";
+  html += "</tr>";
+  for (const auto& p : rows) {
+    html += "<tr><td class=\"prop\">" + svg::escape(p) + "</td>";
+    for (const auto& c : columns) {
+      const auto it = cell.find({p, c});
+      if (it == cell.end()) {
+        html += "<td class=\"na\"></td>";
+        continue;
+      }
+      const PropertyResult& r = *it->second;
+      const std::string v(verdict_name(r.verdict));
+      const std::string text = r.verdict == Verdict::skip ? "skip" : fmt::format("{:.3g}", r.max_error_u);
+      html += fmt::format(
+          R"x(<td class="{}" title="{}">{}</td>)x", v,
+          svg::escape(fmt::format("{}: max {:.4g} u, bound {:.4g} u. {}", v, r.max_error_u, r.bound_u, r.message)),
+          svg::escape(text));
+    }
+    html += "</tr>";
+  }
+  return html + "</table>";
+}
+
+constexpr const char* kStyle = R"x(
+body { font-family: sans-serif; margin: 24px; color: #222; max-width: 1400px; }
+h1 { font-size: 22px; } h2 { font-size: 18px; margin-top: 32px; }
+table.matrix { border-collapse: collapse; font-size: 12px; }
+table.matrix th, table.matrix td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
+table.matrix td.prop { text-align: left; font-family: monospace; }
+td.pass { background: #d8f0d8; } td.fail { background: #f4b6b6; } td.crash { background: #f49b4a; }
+td.skip { background: #eee; color: #888; } td.na { background: #fafafa; }
+svg { margin: 8px 16px 8px 0; background: #fff; }
+svg .title { font-size: 13px; font-weight: bold; } svg .tick, svg .legend { font-size: 11px; }
+svg .label { font-size: 12px; } svg .grid { stroke: #e4e4e4; } svg .frame { fill: none; stroke: #888; }
+)x";
+
+}  // namespace
+
+int report_html(VerifyOptions o, const std::string& path) {
+  check_common_options(o);
+  check_writable(path, "--html");
+  const auto backends = select_backends(o.backend);
+  const auto properties = select_properties(o.property);
+  const auto dtypes = select_dtypes(o.dtype);
+  VerifyRun run = start_run(o, "report");
+  run.total = count_units(backends, properties, dtypes, o);
+  for (const Backend* b : backends) run_catalogue(*b, properties, dtypes, o, run);
+  int failed = 0, crashed = 0;
+  for (const auto& r : run.results) {
+    failed += r.verdict == Verdict::fail || r.verdict == Verdict::crash;
+    crashed += r.verdict == Verdict::crash;
+  }
+
+  std::string html =
+      "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>pecheck report</title><style>";
+  html += kStyle;
+  html += "</style></head><body>";
+  html += fmt::format(
+      "<h1>pecheck report</h1><p>seed {}, {} cases per property x encoder x dtype; {} results, {} "
+      "failed or crashed. Cells show the worst measured error in units of the dtype's roundoff "
+      "(hover for the bound).</p>",
+      run.seed, run.cases, run.results.size(), failed);
+  html += "<h2>Verdicts</h2>" + verdict_matrix(run);
+  html +=
+      "<h2>RoPE error against position</h2><p>Worst pair error per octave of position against the 50-digit "
+      "reference, every backend and dtype; dashed: angles formed in fp32, as in the PyTorch tutorials.</p>";
+  html += accuracy_charts();
+  html += "<h2>The sinusoidal table and its Gram matrix</h2>" + sinusoid_pictures();
+  html += "<h2>RoPE: only the offset matters</h2>" + rope_offset_chart();
+  html += "</body></html>\n";
+
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << html;
+    if (!f) throw UsageError(fmt::format("cannot write --html file '{}'", path));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(fmt::format("cannot write --html file '{}'", path));
+  std::cout << fmt::format("wrote {} ({} results, {} failed or crashed)\n", path, run.results.size(), failed);
+  if (crashed) return 3;
+  return failed ? 1 : 0;
+}
+
+}  // namespace pecheck::cli
