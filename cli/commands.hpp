@@ -75,7 +75,10 @@ void print_failures(const VerifyRun& run, const VerifyOptions& o);
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o);
 /// The documented per-result objects of a run (docs/json-schema.md).
 nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o);
-/// Writes a JSON document atomically (a temporary file renamed into place): nothing half-written.
+/// Writes text to path atomically (a temporary file renamed into place): nothing half-written;
+/// a failure is a UsageError naming the flag.
+void write_file_atomically(const std::string& path, const std::string& text, std::string_view flag);
+/// Writes a JSON document atomically.
 void write_json_file(const std::string& path, const nlohmann::json& doc);
 /// The verify report: {seed, cases, elapsed_s, results}.
 void write_json(const VerifyRun& run, const VerifyOptions& o);

@@ -7,8 +7,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <map>
 
 #include "cli/commands.hpp"
@@ -121,14 +119,7 @@ std::string junit_document(const VerifyRun& run, const VerifyOptions& o, std::st
 }
 
 void write_junit(const VerifyRun& run, const VerifyOptions& o, std::string_view command) {
-  const std::string tmp = o.junit + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << junit_document(run, o, command);
-    if (!f) throw UsageError(fmt::format("cannot write --junit file '{}'", o.junit));
-  }
-  if (std::rename(tmp.c_str(), o.junit.c_str()) != 0)
-    throw UsageError(fmt::format("cannot write --junit file '{}'", o.junit));
+  write_file_atomically(o.junit, junit_document(run, o, command), "--junit");
 }
 
 }  // namespace pecheck::cli

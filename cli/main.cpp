@@ -7,54 +7,48 @@
 
 #include "cli/commands.hpp"
 
+namespace {
+
+/// The selection and run flags that verify, selftest and report share (selftest has no
+/// --backend: it runs every encoder and every mutant).
+void add_run_options(CLI::App* cmd, pecheck::cli::VerifyOptions& o, bool backend, const char* quiet_help) {
+  if (backend)
+    cmd->add_option("--backend", o.backend, "Encoder to check (a name from `pecheck list`, or all)")
+        ->capture_default_str();
+  cmd->add_option("--property", o.property, "Glob over property ids, e.g. 'rope.*'")->capture_default_str();
+  cmd->add_option("--dtype", o.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
+  cmd->add_option("--cases", o.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of the run (default: random, printed)");
+  cmd->add_option("--timeout", o.timeout_s, "Seconds before a silent encoder is killed and reported as hung")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", o.quiet, quiet_help);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace pecheck::cli;
   CLI::App app{"pecheck: checks positional-encoding kernels against theorems and a 50-digit reference"};
   app.require_subcommand(1);
 
-  VerifyOptions vo;
-  vo.argv0 = argv[0];
+  VerifyOptions vo, so, ro;
+  vo.argv0 = so.argv0 = ro.argv0 = argv[0];
   auto* verify_cmd = app.add_subcommand("verify", "Run the property catalogue against encoders under test");
-  verify_cmd->add_option("--backend", vo.backend, "Encoder to check (a name from `pecheck list`, or all)")
-      ->capture_default_str();
-  verify_cmd->add_option("--property", vo.property, "Glob over property ids, e.g. 'rope.*'")->capture_default_str();
-  verify_cmd->add_option("--dtype", vo.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
-  verify_cmd->add_option("--cases", vo.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
-  verify_cmd->add_option("--seed", vo.seed, "Seed of the run (default: random, printed)");
+  add_run_options(verify_cmd, vo, true, "Print only failures and the summary line");
   verify_cmd->add_option("--json", vo.json, "Write the JSON report to FILE");
   verify_cmd->add_option("--junit", vo.junit, "Write a JUnit XML report to FILE (one testcase per property x dtype)");
   verify_cmd->add_option("--shard", vo.shard,
                          "Run shard I of N (I/N, 0-based; needs --seed): the shards' union is the run");
-  verify_cmd->add_option("--timeout", vo.timeout_s, "Seconds before a silent encoder is killed and reported as hung")
-      ->capture_default_str();
-  verify_cmd->add_flag("--quiet", vo.quiet, "Print only failures and the summary line");
 
-  VerifyOptions so;
-  so.argv0 = argv[0];
   auto* selftest_cmd = app.add_subcommand(
       "selftest", "Run the catalogue against every mutant (known real bugs) and every correct encoder");
-  selftest_cmd->add_option("--property", so.property, "Glob over property ids")->capture_default_str();
-  selftest_cmd->add_option("--dtype", so.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
-  selftest_cmd->add_option("--cases", so.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
-  selftest_cmd->add_option("--seed", so.seed, "Seed of the run (default: random, printed)");
+  add_run_options(selftest_cmd, so, false, "Print only the kill matrix and the summary line");
   selftest_cmd->add_option("--json", so.json, "Write {seed, cases, mutants: [...], results: [...]} to FILE");
-  selftest_cmd->add_option("--timeout", so.timeout_s, "Seconds before a silent encoder is killed")
-      ->capture_default_str();
-  selftest_cmd->add_flag("--quiet", so.quiet, "Print only the kill matrix and the summary line");
 
-  VerifyOptions ro;
-  ro.argv0 = argv[0];
   std::string html;
   auto* report_cmd = app.add_subcommand("report", "Run the catalogue and draw it: one self-contained HTML page");
+  add_run_options(report_cmd, ro, true, "No progress on stderr");
   report_cmd->add_option("--html", html, "Write the page to FILE")->required();
-  report_cmd->add_option("--backend", ro.backend, "Encoder to check (a name from `pecheck list`, or all)")
-      ->capture_default_str();
-  report_cmd->add_option("--property", ro.property, "Glob over property ids")->capture_default_str();
-  report_cmd->add_option("--dtype", ro.dtype, "Storage dtype: f32, bf16, f16 or all")->capture_default_str();
-  report_cmd->add_option("--cases", ro.cases, "Cases per property x encoder x dtype (>= 1)")->capture_default_str();
-  report_cmd->add_option("--seed", ro.seed, "Seed of the run (default: random, printed)");
-  report_cmd->add_option("--timeout", ro.timeout_s, "Seconds before a silent encoder is killed")->capture_default_str();
-  report_cmd->add_flag("--quiet", ro.quiet, "No progress on stderr");
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the properties and the backends");

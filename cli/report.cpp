@@ -79,14 +79,19 @@ nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o) {
   return results;
 }
 
-void write_json_file(const std::string& path, const nlohmann::json& doc) {
+void write_file_atomically(const std::string& path, const std::string& text, std::string_view flag) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);
-    f << doc.dump(2) << "\n";
-    if (!f) throw UsageError(fmt::format("cannot write --json file '{}'", path));
+    f << text;
+    if (!f) throw UsageError(fmt::format("cannot write {} file '{}'", flag, path));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(fmt::format("cannot write --json file '{}'", path));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    throw UsageError(fmt::format("cannot write {} file '{}'", flag, path));
+}
+
+void write_json_file(const std::string& path, const nlohmann::json& doc) {
+  write_file_atomically(path, doc.dump(2) + "\n", "--json");
 }
 
 void write_json(const VerifyRun& run, const VerifyOptions& o) {

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <random>
@@ -221,13 +220,7 @@ int report_html(VerifyOptions o, const std::string& path) {
   html += "<h2>RoPE: only the offset matters</h2>" + rope_offset_chart();
   html += "</body></html>\n";
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp);
-    f << html;
-    if (!f) throw UsageError(fmt::format("cannot write --html file '{}'", path));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw UsageError(fmt::format("cannot write --html file '{}'", path));
+  write_file_atomically(path, html, "--html");
   std::cout << fmt::format("wrote {} ({} results, {} failed or crashed)\n", path, run.results.size(), failed);
   if (crashed) return 3;
   return failed ? 1 : 0;

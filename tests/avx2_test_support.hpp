@@ -11,6 +11,7 @@
 
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
+#include "impl/avx2/storage.hpp"
 #include "spec/dtype.hpp"
 
 namespace pecheck::avx2_test {
@@ -21,10 +22,7 @@ constexpr DType dtype_of() {
   if constexpr (std::is_same_v<T, avx2::bf16>) return DType::bf16;
   if constexpr (std::is_same_v<T, avx2::f16>) return DType::f16;
 }
-template <class T>
-constexpr avx2::detail::Storage storage_of() {
-  return static_cast<avx2::detail::Storage>(static_cast<int>(dtype_of<T>()));
-}
+using avx2::storage_of;
 
 constexpr std::size_t kGuard = 24;    // elements of sentinel on each side
 constexpr std::size_t kMaxSize = 17;  // 2 x (8 floats per vector) + 1

@@ -13,21 +13,13 @@
 #include "impl/angles.hpp"
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
+#include "impl/avx2/storage.hpp"
 #include "impl/encoder.hpp"
 #include "impl/rope_frequencies.hpp"
 
 namespace pecheck::avx2 {
 
 namespace {
-
-using detail::Storage;
-
-template <class T>
-constexpr Storage storage_of() {
-  if constexpr (std::is_same_v<std::remove_const_t<T>, float>) return Storage::f32;
-  if constexpr (std::is_same_v<std::remove_const_t<T>, bf16>) return Storage::bf16;
-  if constexpr (std::is_same_v<std::remove_const_t<T>, f16>) return Storage::f16;
-}
 
 /// Positions the double angle scheme covers; beyond |p| = 2^24 accuracy degrades gracefully, and
 /// past 2^48 the quadrant and distance tricks (exact below 2^51) would not hold.

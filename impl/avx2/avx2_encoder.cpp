@@ -9,6 +9,7 @@
 
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
+#include "impl/avx2/storage.hpp"
 
 namespace pecheck {
 
@@ -17,12 +18,7 @@ namespace {
 using avx2::Heads;
 using avx2::Rows;
 
-template <class T>
-constexpr avx2::detail::Storage storage_of() {
-  if constexpr (std::is_same_v<T, float>) return avx2::detail::Storage::f32;
-  if constexpr (std::is_same_v<T, avx2::bf16>) return avx2::detail::Storage::bf16;
-  if constexpr (std::is_same_v<T, avx2::f16>) return avx2::detail::Storage::f16;
-}
+using avx2::storage_of;
 
 /// A tensor in native storage T: fp32 is the caller's buffer itself, 16-bit formats a packed copy.
 template <class T>
