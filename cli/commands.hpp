@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
@@ -32,6 +33,7 @@ struct VerifyOptions {
   bool quiet = false;
   double timeout_s = 300;
   std::string argv0 = "build/pecheck";
+  std::string plugin;  ///< validate --plugin: replay commands name it
 };
 
 struct VerifyRun {
@@ -64,9 +66,15 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
                         const std::vector<DType>& dtypes, const VerifyOptions& o);
 /// Chooses the seed (given or random), prints it, and starts an empty run.
 VerifyRun start_run(const VerifyOptions& o, std::string_view command);
+/// Why a property x dtype is not run against an encoder (a skip result), or nothing.
+using SkipRule = std::function<std::optional<std::string>(const Property&, DType)>;
 /// Every selected property x dtype against one backend, each in a child process, into run.
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
-                   const VerifyOptions& o, VerifyRun& run);
+                   const VerifyOptions& o, VerifyRun& run, const SkipRule& skip = {});
+/// Prints the table, the failures and the summary line, writes --json/--junit; the exit status.
+int conclude(VerifyRun& run, const VerifyOptions& o, std::string_view command);
+/// pecheck validate --plugin: the catalogue against a third-party encoder (validate.cpp).
+int validate(VerifyOptions o);
 int list(bool json);
 
 /// Report rendering (report.cpp).

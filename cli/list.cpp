@@ -20,7 +20,8 @@ int list(bool json) {
                        {"doc", p.doc},
                        {"source", p.source},
                        {"family", family_name(p.family)},
-                       {"dtypes", dtypes}});
+                       {"dtypes", dtypes},
+                       {"convention_free", p.convention_free}});
     }
     for (const Backend& b : encoders_under_test()) {
       const Availability a = b.probe();
@@ -32,7 +33,8 @@ int list(bool json) {
   }
   std::cout << "Properties:\n";
   for (const Property& p : property_registry())
-    std::cout << fmt::format("  {:<36} {}\n  {:<36} {}\n", p.id, p.statement, "", p.doc);
+    std::cout << fmt::format("  {:<36} {}\n  {:<36} {}{}\n", p.id, p.statement, "", p.doc,
+                             p.convention_free ? "  (convention-free: checks opaque plugins too)" : "");
   std::cout << "\nBackends:\n";
   for (const Backend& b : encoders_under_test()) {
     const Availability a = b.probe();

@@ -45,6 +45,15 @@ int main(int argc, char** argv) {
   add_run_options(selftest_cmd, so, false, "Print only the kill matrix and the summary line");
   selftest_cmd->add_option("--json", so.json, "Write {seed, cases, mutants: [...], results: [...]} to FILE");
 
+  VerifyOptions va;
+  va.argv0 = argv[0];
+  auto* validate_cmd = app.add_subcommand(
+      "validate", "Check a third-party encoder (a plugin implementing pecheck/encoder_abi.h) against the catalogue");
+  validate_cmd->add_option("--plugin", va.plugin, "Shared library exporting pecheck_plugin_v1")->required();
+  add_run_options(validate_cmd, va, false, "Print only failures and the summary line");
+  validate_cmd->add_option("--json", va.json, "Write the JSON report to FILE");
+  validate_cmd->add_option("--junit", va.junit, "Write a JUnit XML report to FILE");
+
   std::string html;
   auto* report_cmd = app.add_subcommand("report", "Run the catalogue and draw it: one self-contained HTML page");
   add_run_options(report_cmd, ro, true, "No progress on stderr");
@@ -67,6 +76,7 @@ int main(int argc, char** argv) {
   try {
     if (*verify_cmd) return verify(vo);
     if (*list_cmd) return list(list_json);
+    if (*validate_cmd) return validate(va);
     if (*selftest_cmd) return selftest(so);
     if (*report_cmd) return report_html(ro, html);
   } catch (const UsageError& e) {

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -27,12 +28,14 @@ bool at_least(const PropertyResult& r) {
 }  // namespace
 
 void print_table(const VerifyRun& run) {
-  std::cout << fmt::format("{:<36} {:<17} {:<5} {:>6} {:>12} {:>12}  {}\n", "property", "encoder", "dtype", "cases",
-                           "max err (u)", "bound (u)", "verdict");
+  std::size_t width = 17;  // the encoder column fits the longest name (a plugin names itself)
+  for (const auto& r : run.results) width = std::max(width, r.encoder.size());
+  std::cout << fmt::format("{:<36} {:<{}} {:<5} {:>6} {:>12} {:>12}  {}\n", "property", "encoder", width, "dtype",
+                           "cases", "max err (u)", "bound (u)", "verdict");
   for (const auto& r : run.results) {
     const bool skip = r.verdict == Verdict::skip;
     const std::string bound = skip ? "-" : (at_least(r) ? "> " : "") + number(r.bound_u);
-    std::cout << fmt::format("{:<36} {:<17} {:<5} {:>6} {:>12} {:>12}  {}{}\n", r.property, r.encoder,
+    std::cout << fmt::format("{:<36} {:<{}} {:<5} {:>6} {:>12} {:>12}  {}{}\n", r.property, r.encoder, width,
                              dtype_name(r.dtype), skip ? "-" : std::to_string(r.cases),
                              skip ? "-" : number(r.max_error_u), bound, verdict_name(r.verdict),
                              skip ? " (" + r.message + ")" : "");
@@ -40,6 +43,9 @@ void print_table(const VerifyRun& run) {
 }
 
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {
+  if (!o.plugin.empty())
+    return fmt::format("{} validate --plugin {} --property {} --dtype {} --seed {} --cases {}", o.argv0, o.plugin,
+                       r.property, dtype_name(r.dtype), run.seed, run.cases);
   return fmt::format("{} verify --backend {} --property {} --dtype {} --seed {} --cases {}", o.argv0, r.encoder,
                      r.property, dtype_name(r.dtype), run.seed, run.cases);
 }
@@ -47,9 +53,14 @@ std::string replay_command(const PropertyResult& r, const VerifyRun& run, const 
 void print_failures(const VerifyRun& run, const VerifyOptions& o) {
   for (const auto& r : run.results) {
     if (r.verdict != Verdict::fail && r.verdict != Verdict::crash) continue;
-    std::cout << fmt::format("\nFAIL {} / {} / {} after {} cases\n", r.property, r.encoder, dtype_name(r.dtype),
-                             r.cases);
-    if (!r.counterexample.empty()) std::cout << "  counterexample (shrunk): " << r.counterexample << "\n";
+    if (r.verdict == Verdict::crash) {  // the case the child was running, as it noted it: not shrunk
+      std::cout << fmt::format("\nCRASH {} / {} / {}\n", r.property, r.encoder, dtype_name(r.dtype));
+      if (!r.counterexample.empty()) std::cout << "  while running: " << r.counterexample << "\n";
+    } else {
+      std::cout << fmt::format("\nFAIL {} / {} / {} after {} cases\n", r.property, r.encoder, dtype_name(r.dtype),
+                               r.cases);
+      if (!r.counterexample.empty()) std::cout << "  counterexample (shrunk): " << r.counterexample << "\n";
+    }
     std::cout << "  " << r.message << "\n";
     std::cout << "  replay: " << replay_command(r, run, o) << "\n";
   }

@@ -118,19 +118,22 @@ VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
 }
 
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
-                   const VerifyOptions& o, VerifyRun& run) {
+                   const VerifyOptions& o, VerifyRun& run, const SkipRule& skip) {
   const Availability a = b.probe();
   const RunParams params{run.seed, run.cases};
   for (const Property* p : properties)
     for (DType dt : dtypes) {
       if (!applies(*p, dt) || !next_unit_is_mine(o, run)) continue;
-      if (!a.available) {
+      const std::optional<std::string> skipped = !a.available ? std::optional(a.reason)
+                                                 : skip       ? skip(*p, dt)
+                                                              : std::nullopt;
+      if (skipped) {
         run.results.push_back({.property = p->id,
                                .encoder = b.name,
                                .dtype = dt,
                                .verdict = Verdict::skip,
                                .seed = derive_seed(run.seed, p->id, dt),
-                               .message = a.reason});
+                               .message = *skipped});
       } else {  // each property x encoder x dtype in its own child process: a crash is a result
         const auto start = std::chrono::steady_clock::now();
         run.results.push_back(run_isolated(*p, b, dt, params, {.timeout_s = o.timeout_s}));
@@ -150,11 +153,14 @@ int verify(VerifyOptions o) {
   const auto start = std::chrono::steady_clock::now();
   for (const Backend* b : backends) run_catalogue(*b, properties, dtypes, o, run);
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return conclude(run, o, "verify");
+}
 
+int conclude(VerifyRun& run, const VerifyOptions& o, std::string_view command) {
   if (!o.quiet) print_table(run);
   print_failures(run, o);
   if (!o.json.empty()) write_json(run, o);
-  if (!o.junit.empty()) write_junit(run, o, "verify");
+  if (!o.junit.empty()) write_junit(run, o, command);
   int failed = 0, crashed = 0, skipped = 0, passed = 0;
   for (const auto& r : run.results) {
     failed += r.verdict == Verdict::fail;

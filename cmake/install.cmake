@@ -17,6 +17,8 @@ foreach(dir spec reference impl properties downstream)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()
+# The plugin ABI is plain C: include/pecheck/encoder_abi.h, found with -I<prefix>/include.
+install(FILES ${PROJECT_SOURCE_DIR}/plugin/include/pecheck/encoder_abi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck)
 install(EXPORT pecheckTargets NAMESPACE pecheck:: DESTINATION ${PECHECK_CMAKE_DIR})
 
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/pecheckConfig.cmake.in

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "properties/case_journal.hpp"
+
 namespace pecheck {
 
 namespace {
@@ -37,17 +39,19 @@ void from_json(const nlohmann::json& j, PropertyResult& r) {
   r.distribution = j.at("distribution").get<std::vector<std::pair<std::string, int>>>();
 }
 
-[[noreturn]] void child(int fd, const Property& property, const Backend& backend, DType dtype,
-                        const RunParams& params) {
+std::string describe_status(int status) {
+  if (WIFSIGNALED(status)) return fmt::format("crashed: signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WIFEXITED(status)) return fmt::format("exited with status {} before reporting", WEXITSTATUS(status));
+  return "ended abnormally";
+}
+
+[[noreturn]] void child(int fd, const std::function<std::string()>& body) {
   std::string payload;
   try {
-    const auto encoder = backend.make();
-    payload = to_json(property.run(*encoder, dtype, params)).dump();
+    payload = body();
   } catch (const std::exception& e) {
-    PropertyResult r;
-    r.verdict = Verdict::crash;
-    r.message = fmt::format("the encoder threw outside a case: {}", e.what());
-    payload = to_json(r).dump();
+    journal::note_fault(fmt::format("threw: {}", e.what()).c_str());
+    _exit(4);
   }
   for (std::size_t done = 0; done < payload.size();) {
     const ssize_t n = ::write(fd, payload.data() + done, payload.size() - done);
@@ -57,21 +61,10 @@ void from_json(const nlohmann::json& j, PropertyResult& r) {
   _exit(0);
 }
 
-std::string describe_status(int status) {
-  if (WIFSIGNALED(status)) return fmt::format("crashed: signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  if (WIFEXITED(status)) return fmt::format("exited with status {} before reporting", WEXITSTATUS(status));
-  return "ended abnormally";
-}
-
 }  // namespace
 
-PropertyResult run_isolated(const Property& property, const Backend& backend, DType dtype, const RunParams& params,
-                            const IsolationOptions& options) {
-  PropertyResult out;
-  out.property = property.id;
-  out.encoder = backend.name;
-  out.dtype = dtype;
-  out.seed = derive_seed(params.seed, property.id, dtype);
+ChildOutcome run_in_child(const std::function<std::string()>& body, double timeout_s) {
+  const journal::Page page;  // the child notes each case here, so a crash names the case
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   std::fflush(nullptr);  // nothing buffered may be written twice
@@ -79,12 +72,13 @@ PropertyResult run_isolated(const Property& property, const Backend& backend, DT
   if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
     ::close(fds[0]);
-    child(fds[1], property, backend, dtype, params);
+    page.activate();
+    child(fds[1], body);
   }
   ::close(fds[1]);
-  std::string payload;
+  ChildOutcome out;
   bool hung = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -99,27 +93,54 @@ PropertyResult run_isolated(const Property& property, const Backend& backend, DT
     char buf[4096];
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n <= 0) break;  // EOF: the child finished or died
-    payload.append(buf, static_cast<std::size_t>(n));
+    out.payload.append(buf, static_cast<std::size_t>(n));
   }
   ::close(fds[0]);
   if (hung) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (hung) {
-    out.verdict = Verdict::crash;
-    out.message = fmt::format("hung: no result after {} s, killed", options.timeout_s);
-    return out;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+  out.last_case = page.last_case();
+  const std::string fault = page.fault();
+  if (hung)
+    out.failure = fmt::format("hung: no result after {} s, killed", timeout_s);
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    out.reported = true;
+  else
+    out.failure = fault.empty() ? describe_status(status) : fmt::format("{} ({})", fault, describe_status(status));
+  return out;
+}
+
+PropertyResult run_isolated(const Property& property, const Backend& backend, DType dtype, const RunParams& params,
+                            const IsolationOptions& options) {
+  PropertyResult out;
+  out.property = property.id;
+  out.encoder = backend.name;
+  out.dtype = dtype;
+  out.seed = derive_seed(params.seed, property.id, dtype);
+  const ChildOutcome child = run_in_child(
+      [&] {
+        try {
+          const auto encoder = backend.make();
+          return to_json(property.run(*encoder, dtype, params)).dump();
+        } catch (const std::exception& e) {
+          PropertyResult r;
+          r.verdict = Verdict::crash;
+          r.message = fmt::format("the encoder threw outside a case: {}", e.what());
+          return to_json(r).dump();
+        }
+      },
+      options.timeout_s);
+  out.counterexample = child.last_case;
+  if (child.reported) {
     try {
-      from_json(nlohmann::json::parse(payload), out);
+      from_json(nlohmann::json::parse(child.payload), out);
       return out;
     } catch (const std::exception& e) {
       out.message = fmt::format("unreadable result from the child: {}", e.what());
     }
   } else {
-    out.message = describe_status(status);
+    out.message = child.failure;
   }
   out.verdict = Verdict::crash;
   return out;

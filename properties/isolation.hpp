@@ -2,6 +2,9 @@
 // aborts or hangs becomes a reported result (verdict crash) and the run goes on.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "impl/backend_table.hpp"
 #include "properties/property.hpp"
 
@@ -10,6 +13,18 @@ namespace pecheck {
 struct IsolationOptions {
   double timeout_s = 300;  ///< a child still running after this is killed and reported as hung
 };
+
+/// What a child process did.
+struct ChildOutcome {
+  bool reported = false;  ///< it returned and exited 0; payload is what body returned
+  std::string payload;
+  std::string failure;    ///< otherwise why: a signal, an exit status, a hang, with any noted fault
+  std::string last_case;  ///< the case it noted last in the case journal
+};
+
+/// Runs body in a forked child with a case journal; what body returns comes back through a pipe.
+/// A child still running after timeout_s is killed.
+ChildOutcome run_in_child(const std::function<std::string()>& body, double timeout_s);
 
 /// Forks; the child makes the encoder from `backend`, runs `property` and sends the result back
 /// through a pipe. A signal, a non-zero exit or silence past the timeout gives Verdict::crash

@@ -60,6 +60,10 @@ struct Property {
   Op op;  ///< the operation an encoder must offer for it to apply
   std::vector<DType> dtypes;
   Direction direction = Direction::at_most;
+  /// Holds for every member of the family whatever its convention (layout, base, rotary_dim,
+  /// scaling): the properties that can check an encoder that states no convention (a plugin's
+  /// opaque operation). Agreement properties never are.
+  bool convention_free = false;
   std::function<PropertyResult(Encoder&, DType, const RunParams&)> run;
 };
 

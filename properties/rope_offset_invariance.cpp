@@ -66,7 +66,8 @@ Property rope_offset_invariance() {
        .statement =
            "Rotating a whole sequence at an offset t (padding, a KV cache) leaves every q_i.k_j score unchanged.",
        .family = Family::rope,
-       .op = Op::rope_apply},
+       .op = Op::rope_apply,
+       .convention_free = true},
       cases, check);
 }
 

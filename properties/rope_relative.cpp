@@ -50,7 +50,8 @@ Property rope_relative() {
       {.id = "rope.relative",
        .statement = "<R_m q, R_n k> depends only on m - n: shifting both positions leaves the score unchanged.",
        .family = Family::rope,
-       .op = Op::rope_apply},
+       .op = Op::rope_apply,
+       .convention_free = true},
       cases, check);
 }
 

@@ -49,7 +49,8 @@ Property rope_stateless() {
       {.id = "rope.stateless",
        .statement = "The same RoPE call gives bitwise the same result whatever calls came before it.",
        .family = Family::rope,
-       .op = Op::rope_apply},
+       .op = Op::rope_apply,
+       .convention_free = true},
       cases, check);
 }
 

@@ -76,3 +76,26 @@ void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTrac
 }
 
 }  // namespace pecheck
+
+namespace pecheck {
+
+void note_unsupported(PropertyResult& out, const MeasurementTracker& t, int unsupported, const std::string& reason) {
+  if (!t.seen()) {
+    out.verdict = Verdict::skip;
+    out.cases = 0;
+    out.message = reason;
+    out.counterexample.clear();
+    return;
+  }
+  const std::string note =
+      fmt::format("{} drawn case{} not offered by the encoder ({})", unsupported, unsupported == 1 ? "" : "s", reason);
+  // Only unsupported cases are discarded, so giving up means too many of them, not a failure.
+  if (out.verdict == Verdict::fail && out.message.starts_with("gave up")) {
+    out.verdict = Verdict::pass;
+    out.message = note;
+  } else if (out.verdict == Verdict::pass) {
+    out.message = note;
+  }
+}
+
+}  // namespace pecheck

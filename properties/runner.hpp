@@ -14,6 +14,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "properties/case_journal.hpp"
 #include "properties/property.hpp"
 
 namespace pecheck {
@@ -41,6 +42,10 @@ class MeasurementTracker {
 /// Converts RapidCheck's result into a PropertyResult (verdict, cases, counterexample).
 void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t, PropertyResult& out);
 
+/// Folds the cases the encoder did not offer into the result: none measured is a skip; some
+/// measured and none failed is a pass over those, saying how many were not offered.
+void note_unsupported(PropertyResult& out, const MeasurementTracker& t, int unsupported, const std::string& reason);
+
 /// Listens to nothing: results come back as values, and RapidCheck's global listener (which
 /// prints its configuration and a reproduce string at exit) stays out of our reports.
 struct SilentListener final : rc::detail::TestListener {
@@ -66,17 +71,24 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
   }
   MeasurementTracker tracker(p.direction);
   const rc::Gen<Case> gen = gen_fn(dt);
-  std::string unsupported;  // an Unsupported thrown mid-run is a skip, as supports() would have said
+  // A case the encoder does not offer (Unsupported: a layout, a scaling rule, a size) is
+  // discarded and the others still run; an encoder that refuses the first kSticky cases is taken
+  // to refuse them all (a skip, as supports() would have said) without drawing a thousand more.
+  constexpr int kSticky = 10;
+  int unsupported = 0;
+  std::string unsupported_reason;
   const auto property = [&] {
-    if (!unsupported.empty()) RC_DISCARD(unsupported);
+    if (unsupported >= kSticky && !tracker.seen()) RC_DISCARD(unsupported_reason);
     const Case c = *gen;
     for (const std::string& tag : c.tags()) RC_TAG(tag);
+    if (journal::active()) journal::note_case(c.describe());  // named if the encoder crashes on it
     std::string failure;
     try {
       failure = tracker.record(check(enc, dt, c));
     } catch (const Unsupported& e) {
-      unsupported = e.what();
-      RC_DISCARD(unsupported);
+      ++unsupported;
+      unsupported_reason = e.what();
+      RC_DISCARD(unsupported_reason);
     } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
       failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
     }
@@ -94,11 +106,7 @@ PropertyResult run_property(const Property& p, GenFn gen_fn, CheckFn check, Enco
   const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;  // not RC_PARAMS: our seed rules
   fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
                        tracker, out);
-  if (!unsupported.empty()) {
-    out.verdict = Verdict::skip;
-    out.message = unsupported;
-    out.counterexample.clear();
-  }
+  if (unsupported > 0) note_unsupported(out, tracker, unsupported, unsupported_reason);
   return out;
 }
 
@@ -109,6 +117,7 @@ struct PropertyInfo {
   Op op;
   std::vector<DType> dtypes = {DType::f32, DType::bf16, DType::f16};
   Direction direction = Direction::at_most;
+  bool convention_free = false;  ///< see Property::convention_free
 };
 
 /// A registered property from its info, its case generator and its check.
@@ -123,7 +132,8 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
              .family = info.family,
              .op = info.op,
              .dtypes = std::move(info.dtypes),
-             .direction = info.direction};
+             .direction = info.direction,
+             .convention_free = info.convention_free};
   p.run = [p, gen_fn, check](Encoder& e, DType dt, const RunParams& rp) {
     return run_property<Case>(p, gen_fn, check, e, dt, rp);
   };

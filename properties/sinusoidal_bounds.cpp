@@ -49,7 +49,8 @@ Property sinusoidal_bounds() {
       {.id = "sinusoidal.bounds",
        .statement = "Every entry has |PE| <= 1 exactly and every row has |PE(p)|^2 = d/2.",
        .family = Family::sinusoidal,
-       .op = Op::sinusoidal_table},
+       .op = Op::sinusoidal_table,
+       .convention_free = true},
       cases, check);
 }
 

@@ -44,7 +44,8 @@ Property sinusoidal_offset_inner_product() {
       {.id = "sinusoidal.offset_inner_product",
        .statement = "PE(p).PE(q) depends only on p - q: the Gram matrix of the table is Toeplitz.",
        .family = Family::sinusoidal,
-       .op = Op::sinusoidal_table},
+       .op = Op::sinusoidal_table,
+       .convention_free = true},
       cases, check);
 }
 

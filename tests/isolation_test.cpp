@@ -56,6 +56,8 @@ TEST(Isolation, SegfaultIsACrashWithTheSignal) {
   EXPECT_EQ(r.verdict, Verdict::crash);
   EXPECT_NE(r.message.find("signal 11"), std::string::npos) << r.message;
   EXPECT_EQ(r.encoder, "misbehaving");
+  // The case journal names the case it crashed on.
+  EXPECT_NE(r.counterexample.find("rope(layout="), std::string::npos) << r.counterexample;
 }
 
 TEST(Isolation, AbortIsACrash) {
@@ -91,6 +93,32 @@ TEST(Isolation, UnsupportedThrownMidRunIsASkip) {
   const PropertyResult r = run_isolated(rope_relative(), backend_of<ThrowsUnsupported>(), DType::f32, kParams);
   EXPECT_EQ(r.verdict, Verdict::skip) << r.message;
   EXPECT_NE(r.message.find("does not implement"), std::string::npos) << r.message;
+}
+
+/// The scalar backend, except that it declines half-split RoPE when called.
+class DeclinesHalfSplit final : public Encoder {
+ public:
+  std::string name() const override { return "declines-half-split"; }
+  Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    if (s.layout == RopeLayout::half_split) throw Unsupported("declines half-split pairs");
+    inner_->rope_apply(s, dt, h, p, x);
+  }
+
+ private:
+  std::unique_ptr<Encoder> inner_ = make_scalar_encoder();
+};
+
+TEST(Isolation, CasesDeclinedMidRunAreDiscardedAndTheRestStillRun) {
+  const Backend b{"declines-half-split", "test",
+                  [] {
+                    return Availability{true, ""};
+                  },
+                  [] { return std::unique_ptr<Encoder>(new DeclinesHalfSplit); }};
+  const PropertyResult r = run_isolated(rope_relative(), b, DType::f32, kParams);
+  EXPECT_EQ(r.verdict, Verdict::pass) << r.message;
+  EXPECT_EQ(r.cases, kParams.cases);
+  EXPECT_NE(r.message.find("not offered by the encoder (declines half-split pairs)"), std::string::npos) << r.message;
 }
 
 }  // namespace

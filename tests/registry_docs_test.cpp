@@ -45,6 +45,9 @@ TEST(RegistryDocs, EveryPropertyHasAPageWithStatementProofToleranceAndTest) {
     for (const char* section : {"## Statement", "## Proof", "## Tolerance", "## Checked by"})
       EXPECT_NE(text.find(section), std::string::npos) << page << " lacks " << section;
     EXPECT_NE(text.find(p.source), std::string::npos) << page << " does not link " << p.source;
+    // The flag that lets the property check an opaque plugin is stated on the page, and only there.
+    EXPECT_EQ(text.find("Convention-free: yes") != std::string::npos, p.convention_free)
+        << page << " and the property disagree on convention_free";
   }
 }
 

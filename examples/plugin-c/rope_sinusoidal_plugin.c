@@ -1,0 +1,168 @@
+/* A pecheck plugin in plain C: RoPE (interleaved or half-split, partial rotary, any base, linear
+ * scaling) and the sinusoidal table (both layouts, Vaswani or fairseq frequencies, a padding row),
+ * in fp32, bf16 and fp16 storage. Angles, sines and rotations are computed in double and rounded
+ * once into the storage format, so outputs stay within pecheck's 2u bounds at every position
+ * below 2^24.
+ *
+ * Built as-is it is correct. The test suite also builds it with one planted bug at a time:
+ *   PLANT_IGNORE_ROTARY_DIM  rotates all head_dim dims (pecheck's mutant-rope-ignores-rotary-dim)
+ *   PLANT_OOB_WRITE          the sinusoidal table writes one element past the end of out
+ *   PLANT_ABI_VERSION=N      declares another ABI version
+ *   PLANT_NO_ENTRY           exports no pecheck_plugin_v1 symbol
+ *   PLANT_UNWRITTEN          the sinusoidal table leaves its last element unwritten
+ *   PLANT_ABORT_ON_LOAD      aborts in a library constructor, before pecheck sees a descriptor
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pecheck/encoder_abi.h"
+
+#ifndef PLANT_ABI_VERSION
+#define PLANT_ABI_VERSION PECHECK_ABI_VERSION
+#endif
+
+/* ---- storage: one element of a tensor, as a double ---- */
+
+static uint16_t bf16_from_double(double v) {
+  float f = (float)v;
+  uint32_t bits;
+  memcpy(&bits, &f, sizeof bits);
+  if (isnan(f)) return (uint16_t)((bits >> 16) | 0x40);
+  bits += 0x7FFFu + ((bits >> 16) & 1u); /* round to nearest, ties to even */
+  return (uint16_t)(bits >> 16);
+}
+
+static uint16_t f16_from_double(double v) {
+  const uint16_t sign = signbit(v) ? 0x8000 : 0;
+  const double a = fabs(v);
+  if (isnan(v)) return 0x7E00;
+  if (a >= 65520.0) return sign | 0x7C00; /* rounds to infinity */
+  if (a < ldexp(1.0, -14)) return sign | (uint16_t)nearbyint(ldexp(a, 24)); /* subnormal, in units of 2^-24 */
+  int e;
+  frexp(a, &e);
+  int exponent = e - 1;
+  double m = nearbyint(ldexp(a, 10 - exponent)); /* in [1024, 2048] */
+  if (m == 2048.0) {
+    m = 1024.0;
+    ++exponent;
+  }
+  if (exponent > 15) return sign | 0x7C00;
+  return sign | (uint16_t)((exponent + 15) << 10) | (uint16_t)(m - 1024.0);
+}
+
+static double f16_to_double(uint16_t b) {
+  const int exponent = (b >> 10) & 0x1F, mantissa = b & 0x3FF;
+  double a;
+  if (exponent == 0)
+    a = ldexp(mantissa, -24);
+  else if (exponent == 31)
+    a = mantissa ? NAN : INFINITY;
+  else
+    a = ldexp(mantissa + 1024, exponent - 25);
+  return (b & 0x8000) ? -a : a;
+}
+
+static double load(const pecheck_tensor* t, int64_t offset) {
+  if (t->dtype == PECHECK_F32) return ((const float*)t->data)[offset];
+  const uint16_t b = ((const uint16_t*)t->data)[offset];
+  if (t->dtype == PECHECK_F16) return f16_to_double(b);
+  const uint32_t bits = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+static void store(const pecheck_tensor* t, int64_t offset, double v) {
+  if (t->dtype == PECHECK_F32)
+    ((float*)t->data)[offset] = (float)v;
+  else
+    ((uint16_t*)t->data)[offset] = t->dtype == PECHECK_BF16 ? bf16_from_double(v) : f16_from_double(v);
+}
+
+/* ---- the sinusoidal table ---- */
+
+static pecheck_status sinusoidal_table(const pecheck_host* host, const pecheck_sinusoidal_spec* s,
+                                       const int64_t* positions, pecheck_tensor out) {
+  const int64_t n = out.shape[0], d = s->d_model, half = d / 2;
+  if (out.rank != 2 || out.shape[1] != d || d % 2 != 0) {
+    if (host->set_message) host->set_message("out must be (n, d_model) with d_model even");
+    return PECHECK_INVALID;
+  }
+  const double width = s->frequencies == PECHECK_FREQUENCIES_FAIRSEQ ? (double)(d - 2) : (double)d;
+  for (int64_t t = 0; t < n; ++t) {
+    const int padding = s->padding_idx >= 0 && positions[t] == s->padding_idx;
+    for (int64_t i = 0; i < half; ++i) {
+      const double angle = (double)positions[t] * pow(s->base, -2.0 * (double)i / width);
+      const int64_t sin_at = s->layout == PECHECK_SINUSOIDAL_INTERLEAVED ? 2 * i : i;
+      const int64_t cos_at = s->layout == PECHECK_SINUSOIDAL_INTERLEAVED ? 2 * i + 1 : half + i;
+      store(&out, t * out.strides[0] + sin_at * out.strides[1], padding ? 0.0 : sin(angle));
+#ifdef PLANT_UNWRITTEN
+      if (t == n - 1 && i == half - 1) continue;
+#endif
+      store(&out, t * out.strides[0] + cos_at * out.strides[1], padding ? 0.0 : cos(angle));
+    }
+  }
+#ifdef PLANT_OOB_WRITE
+  store(&out, n * out.strides[0], 1.0); /* one element past the last row */
+#endif
+  return PECHECK_OK;
+}
+
+/* ---- RoPE ---- */
+
+static pecheck_status rope_apply(const pecheck_host* host, const pecheck_rope_spec* s, const int64_t* positions,
+                                 pecheck_tensor x) {
+  if (s->scaling != PECHECK_SCALING_NONE && s->scaling != PECHECK_SCALING_LINEAR) {
+    if (host->set_message) host->set_message("only unscaled and linearly scaled RoPE are implemented");
+    return PECHECK_UNSUPPORTED;
+  }
+  if (x.rank != 3 || x.shape[2] != s->head_dim) {
+    if (host->set_message) host->set_message("x must be (n, heads, head_dim)");
+    return PECHECK_INVALID;
+  }
+#ifdef PLANT_IGNORE_ROTARY_DIM
+  const int64_t rot = s->head_dim;
+#else
+  const int64_t rot = s->rotary_dim;
+#endif
+  const int64_t pairs = rot / 2;
+  const double scale = s->scaling == PECHECK_SCALING_LINEAR ? 1.0 / s->factor : 1.0;
+  for (int64_t t = 0; t < x.shape[0]; ++t)
+    for (int64_t h = 0; h < x.shape[1]; ++h)
+      for (int64_t i = 0; i < pairs; ++i) {
+        const double angle = (double)positions[t] * (pow(s->base, -2.0 * (double)i / (double)rot) * scale);
+        const int64_t a = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
+        const int64_t b = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
+        const int64_t row = t * x.strides[0] + h * x.strides[1];
+        const double x1 = load(&x, row + a * x.strides[2]), x2 = load(&x, row + b * x.strides[2]);
+        const double c = cos(angle), sn = sin(angle);
+        store(&x, row + a * x.strides[2], x1 * c - x2 * sn);
+        store(&x, row + b * x.strides[2], x1 * sn + x2 * c);
+      }
+  return PECHECK_OK;
+}
+
+/* ---- the descriptor ---- */
+
+static const pecheck_plugin kPlugin = {
+    .abi_version = PLANT_ABI_VERSION,
+    .struct_size = sizeof(pecheck_plugin),
+    .name = "example-c-rope-sinusoidal",
+    .dtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16),
+    .conventions = (1u << PECHECK_OP_ROPE_APPLY) | (1u << PECHECK_OP_SINUSOIDAL_TABLE),
+    .sinusoidal_table = sinusoidal_table,
+    .rope_apply = rope_apply,
+};
+
+#ifdef PLANT_ABORT_ON_LOAD
+__attribute__((constructor)) static void abort_on_load(void) { abort(); }
+#endif
+
+#ifndef PLANT_NO_ENTRY
+__attribute__((visibility("default"))) const pecheck_plugin* pecheck_plugin_v1(void) { return &kPlugin; }
+#else
+__attribute__((visibility("default"))) const pecheck_plugin* not_a_pecheck_entry(void) { return &kPlugin; }
+#endif

@@ -1,0 +1,194 @@
+/* pecheck encoder plugin ABI, version 1 (C99; no C++ types).
+ *
+ * A shared library becomes an encoder under test for `pecheck validate --plugin lib.so` by
+ * exporting one function,
+ *
+ *     const pecheck_plugin* pecheck_plugin_v1(void);
+ *
+ * that returns a static descriptor: the ABI version it was built against, its name, the dtypes
+ * it stores, and one entry point per operation it offers (NULL: not offered). pecheck calls the
+ * entry points from a child process, so a crash, an abort or a hang is reported as such and the
+ * run goes on; outputs sit between guard pages and sentinels, so a write outside them is caught.
+ *
+ * Conventions: every tensor is a pecheck_tensor (pointer, dtype, shape and strides in elements,
+ * outermost dimension first). Storage: PECHECK_F32 is IEEE binary32 (float), PECHECK_BF16 the
+ * upper 16 bits of a binary32 (uint16_t), PECHECK_F16 IEEE binary16 (uint16_t). Positions are
+ * int64_t, one per token. Every entry point returns a pecheck_status:
+ *   PECHECK_OK           done; every element of the output was written
+ *   PECHECK_UNSUPPORTED  this call (dtype, layout, scaling rule, shape...) is not offered: the case
+ *                        is skipped, never counted as a failure
+ *   PECHECK_INVALID      the arguments are invalid (e.g. a learned position outside the table)
+ *   PECHECK_ERROR        anything else; the case fails with the plugin's message
+ * and may leave a one-line message with the host's set_message (may be NULL-checked).
+ *
+ * Convention of each operation (pecheck_plugin.conventions, one bit per PECHECK_OP_*):
+ *   bit set    the entry point honours every field of the spec it is given (layout, base,
+ *              rotary_dim, scaling, ...), returning PECHECK_UNSUPPORTED for what it does not
+ *              implement; pecheck runs the family properties and the agreement properties.
+ *   bit clear  opaque: the plugin applies its own, unstated convention and reads from the spec
+ *              only the sizes (d_model, head_dim, heads); pecheck runs only the family properties
+ *              that hold for every convention, and reports the agreement properties as skipped.
+ */
+#ifndef PECHECK_ENCODER_ABI_H
+#define PECHECK_ENCODER_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PECHECK_ABI_VERSION 1u
+#define PECHECK_MAX_RANK 4
+
+typedef int32_t pecheck_status;
+#define PECHECK_OK 0
+#define PECHECK_UNSUPPORTED 1
+#define PECHECK_INVALID 2
+#define PECHECK_ERROR 3
+
+/* Storage dtypes; pecheck_plugin.dtypes is a mask of (1u << dtype). */
+#define PECHECK_F32 0
+#define PECHECK_BF16 1
+#define PECHECK_F16 2
+
+/* Operations; pecheck_plugin.conventions is a mask of (1u << op). */
+#define PECHECK_OP_SINUSOIDAL_TABLE 0
+#define PECHECK_OP_LEARNED_ADD 1
+#define PECHECK_OP_ROPE_APPLY 2
+#define PECHECK_OP_ALIBI_BIAS 3
+#define PECHECK_OP_SHAW_SCORES 4
+#define PECHECK_OP_T5_BIAS 5
+#define PECHECK_OP_ATTENTION 6
+
+/* Element (i0, ..., i_{rank-1}) lives at data + sum(i_k * strides[k]) elements. */
+typedef struct pecheck_tensor {
+  void* data;
+  int32_t dtype;
+  int32_t rank;
+  int64_t shape[PECHECK_MAX_RANK];
+  int64_t strides[PECHECK_MAX_RANK];
+} pecheck_tensor;
+
+/* Lets a plugin explain a status in one line; the text is copied. */
+typedef struct pecheck_host {
+  void (*set_message)(const char* message);
+} pecheck_host;
+
+#define PECHECK_SINUSOIDAL_INTERLEAVED 0  /* pe[2i] = sin, pe[2i+1] = cos (Vaswani 2017) */
+#define PECHECK_SINUSOIDAL_CONCATENATED 1 /* pe[i] = sin, pe[d/2+i] = cos (tensor2tensor, fairseq) */
+#define PECHECK_FREQUENCIES_VASWANI 0     /* w_i = base^(-2i/d) */
+#define PECHECK_FREQUENCIES_FAIRSEQ 1     /* w_i = base^(-i/(d/2-1)) */
+
+/* out (n, d_model) = PE(positions); padding_idx >= 0 names a position whose row is all zeros. */
+typedef struct pecheck_sinusoidal_spec {
+  int32_t d_model;
+  int32_t layout;
+  int32_t frequencies;
+  int32_t reserved;
+  double base;
+  int64_t padding_idx;
+} pecheck_sinusoidal_spec;
+
+/* x (n, d_model) += table[positions]; table (max_len, d_model); a position outside is INVALID. */
+typedef struct pecheck_learned_spec {
+  int32_t max_len;
+  int32_t d_model;
+} pecheck_learned_spec;
+
+#define PECHECK_ROPE_INTERLEAVED 0 /* pairs (2i, 2i+1): GPT-J */
+#define PECHECK_ROPE_HALF_SPLIT 1  /* pairs (i, i + rotary_dim/2): GPT-NeoX, HF rotate_half */
+#define PECHECK_SCALING_NONE 0
+#define PECHECK_SCALING_LINEAR 1
+#define PECHECK_SCALING_NTK 2
+#define PECHECK_SCALING_DYNAMIC_NTK 3
+#define PECHECK_SCALING_YARN 4
+#define PECHECK_SCALING_LLAMA3 5
+
+/* x (n, heads, head_dim) rotated in place: the first rotary_dim dims of each head by angles
+ * positions[t] * inv_freq_i, inv_freq_i = base^(-2i/rotary_dim) under the scaling rule (fields
+ * named as in HF's rope_scaling); dims [rotary_dim, head_dim) untouched. */
+typedef struct pecheck_rope_spec {
+  int32_t head_dim;
+  int32_t rotary_dim;
+  int32_t layout;
+  int32_t scaling;
+  double base;
+  double factor;
+  int64_t original_max_position;
+  int64_t seq_len;
+  double beta_fast, beta_slow;
+  double low_freq_factor, high_freq_factor;
+} pecheck_rope_spec;
+
+/* out (heads, n, n) = -m_h |p_i - p_j| (causal: -m_h (p_i - p_j), -inf for j > i). */
+typedef struct pecheck_alibi_spec {
+  int32_t heads;
+  int32_t causal;
+} pecheck_alibi_spec;
+
+/* out (n, n) = q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K) + K]; q, k (n, head_dim), r (2K+1, head_dim). */
+typedef struct pecheck_shaw_spec {
+  int32_t max_distance;
+  int32_t head_dim;
+} pecheck_shaw_spec;
+
+/* out (heads, n, n) = table[bucket(p_j - p_i), h]; table (num_buckets, heads); T5's buckets. */
+typedef struct pecheck_t5_spec {
+  int32_t heads;
+  int32_t num_buckets;
+  int32_t max_distance;
+  int32_t bidirectional;
+} pecheck_t5_spec;
+
+#define PECHECK_PE_NONE 0
+#define PECHECK_PE_SINUSOIDAL 1 /* PE (width heads*head_dim, interleaved, pe_base) added to Q, K, V */
+#define PECHECK_PE_ROPE 2       /* RoPE (full rotary, rope_layout, pe_base) on Q and K */
+#define PECHECK_PE_ALIBI 3      /* ALiBi slopes added to the scores */
+#define PECHECK_PE_SHAW 4       /* q_i . r(p_j - p_i) added to the scores before scaling */
+
+/* out = softmax(scale * S + B) V per head; q, k, v, out (n, heads, head_dim). */
+typedef struct pecheck_attention_spec {
+  int32_t heads;
+  int32_t head_dim;
+  int32_t causal;
+  int32_t pe;
+  double scale; /* already resolved: 1/sqrt(head_dim) unless the case sets another */
+  double pe_base;
+  int32_t rope_layout;
+  int32_t shaw_max_distance;
+} pecheck_attention_spec;
+
+typedef struct pecheck_plugin {
+  uint32_t abi_version; /* PECHECK_ABI_VERSION the plugin was built against */
+  uint32_t struct_size; /* sizeof(pecheck_plugin) */
+  const char* name;     /* shown in reports, e.g. "my-rope-kernel" */
+  uint32_t dtypes;      /* mask of (1u << PECHECK_F32 | ...) */
+  uint32_t conventions; /* mask of (1u << PECHECK_OP_*): ops that honour the spec (see above) */
+
+  pecheck_status (*sinusoidal_table)(const pecheck_host*, const pecheck_sinusoidal_spec*, const int64_t* positions,
+                                     pecheck_tensor out);
+  pecheck_status (*learned_add)(const pecheck_host*, const pecheck_learned_spec*, pecheck_tensor table,
+                                const int64_t* positions, pecheck_tensor x);
+  pecheck_status (*rope_apply)(const pecheck_host*, const pecheck_rope_spec*, const int64_t* positions,
+                               pecheck_tensor x);
+  pecheck_status (*alibi_bias)(const pecheck_host*, const pecheck_alibi_spec*, const int64_t* positions,
+                               pecheck_tensor out);
+  pecheck_status (*shaw_scores)(const pecheck_host*, const pecheck_shaw_spec*, pecheck_tensor q, pecheck_tensor k,
+                                pecheck_tensor table, const int64_t* positions, pecheck_tensor out);
+  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table,
+                            const int64_t* positions, pecheck_tensor out);
+  pecheck_status (*attention)(const pecheck_host*, const pecheck_attention_spec*, const int64_t* positions,
+                              pecheck_tensor q, pecheck_tensor k, pecheck_tensor v, pecheck_tensor shaw_table,
+                              pecheck_tensor out);
+} pecheck_plugin;
+
+/* The one symbol a plugin exports. */
+typedef const pecheck_plugin* (*pecheck_plugin_entry)(void);
+#define PECHECK_PLUGIN_SYMBOL "pecheck_plugin_v1"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PECHECK_ENCODER_ABI_H */

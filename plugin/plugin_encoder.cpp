@@ -1,0 +1,332 @@
+// A plugin as an encoder under test: each call copies its tensors into guarded storage of the
+// dtype, calls the entry point, and checks what came back before anything is believed: the
+// sentinels around every buffer, the status, and that every output element was written.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "plugin/guarded_buffer.hpp"
+#include "plugin/plugin_host.hpp"
+#include "properties/case_journal.hpp"
+#include "spec/storage_bits.hpp"
+
+namespace pecheck::plugin {
+
+namespace {
+
+thread_local std::string g_message;  // the plugin's explanation of its last status
+
+void set_message(const char* m) {
+  g_message = m ? m : "";
+  for (char& c : g_message)
+    if (c == '\n' || c == '\r') c = ' ';  // one line, whatever the plugin wrote
+}
+
+const pecheck_host kHost{set_message};
+
+int abi_dtype(DType dt) { return dt == DType::f32 ? PECHECK_F32 : dt == DType::bf16 ? PECHECK_BF16 : PECHECK_F16; }
+std::size_t item_size(DType dt) { return dt == DType::f32 ? 4 : 2; }
+
+/// A NaN pattern no arithmetic produces: an output element still holding it was never written.
+std::uint32_t poison_bits(DType dt) { return dt == DType::f32 ? 0x7FA5A5A5u : dt == DType::bf16 ? 0x7FA5u : 0x7D5Au; }
+
+/// A memory fault seen after the call: in an isolated child it ends the child, so the run
+/// reports a crash with the case; elsewhere (a unit test) it throws.
+[[noreturn]] void fault(const std::string& what) {
+  if (journal::active()) {
+    journal::note_fault(what.c_str());
+    std::fflush(nullptr);
+    _exit(3);
+  }
+  throw std::runtime_error(what);
+}
+
+/// The buffers of one call, fenced, with the checks after it.
+class Call {
+ public:
+  Call(std::string plugin, DType dt, std::string what) : plugin_(std::move(plugin)), dt_(dt), what_(std::move(what)) {
+    g_message.clear();
+  }
+
+  pecheck_tensor input(std::string name, std::span<const float> values, std::vector<std::int64_t> shape) {
+    Slot& s = add(std::move(name), std::move(shape), false);
+    encode(s, values);
+    s.buffer->seal();
+    return s.tensor;
+  }
+  pecheck_tensor in_out(std::string name, std::span<const float> values, std::vector<std::int64_t> shape) {
+    Slot& s = add(std::move(name), std::move(shape), false);
+    encode(s, values);
+    return s.tensor;
+  }
+  pecheck_tensor output(std::string name, std::vector<std::int64_t> shape) {
+    Slot& s = add(std::move(name), std::move(shape), true);
+    const std::uint32_t bits = poison_bits(dt_);
+    for (std::size_t i = 0; i < s.elements; ++i)
+      std::memcpy(s.buffer->data() + i * item_size(dt_), &bits, item_size(dt_));
+    return s.tensor;
+  }
+  const std::int64_t* positions(std::span<const std::int64_t> p) {
+    positions_ = std::make_unique<GuardedBuffer>("positions", p.size_bytes());
+    if (!p.empty()) std::memcpy(positions_->data(), p.data(), p.size_bytes());
+    positions_->seal();
+    return reinterpret_cast<const std::int64_t*>(positions_->data());
+  }
+
+  /// Checks the fences, the status and the outputs; then copies tensor `index` into out.
+  void finish(pecheck_status status, bool invalid_is_out_of_range = false) {
+    for (const auto& s : slots_)
+      if (auto d = s.buffer->damaged_sentinel(); !d.empty())
+        fault(fmt::format("out-of-bounds write: sentinel overwritten {} by {}", d, what_));
+    if (positions_)
+      if (auto d = positions_->damaged_sentinel(); !d.empty())
+        fault(fmt::format("out-of-bounds write: sentinel overwritten {} by {}", d, what_));
+    const std::string said = g_message.empty() ? "" : ": " + g_message;
+    switch (status) {
+      case PECHECK_OK:
+        break;
+      case PECHECK_UNSUPPORTED:
+        throw Unsupported(fmt::format("{} does not offer {}{}", plugin_, what_, said));
+      case PECHECK_INVALID:
+        if (invalid_is_out_of_range) throw std::out_of_range(fmt::format("{} refused {}{}", plugin_, what_, said));
+        throw std::invalid_argument(fmt::format("{} refused {} as invalid{}", plugin_, what_, said));
+      case PECHECK_ERROR:
+        throw std::runtime_error(fmt::format("{} returned ERROR for {}{}", plugin_, what_, said));
+      default:
+        throw std::runtime_error(
+            fmt::format("{} returned status {}, which ABI {} does not define", plugin_, status, PECHECK_ABI_VERSION));
+    }
+    const std::uint32_t bits = poison_bits(dt_);
+    for (const auto& s : slots_) {
+      if (!s.output) continue;
+      for (std::size_t i = 0; i < s.elements; ++i) {
+        std::uint32_t got = 0;
+        std::memcpy(&got, s.buffer->data() + i * item_size(dt_), item_size(dt_));
+        if (got == bits)
+          throw std::runtime_error(
+              fmt::format("{} returned OK but left {}[{}] of {} unwritten", plugin_, s.buffer->name(), i, what_));
+      }
+    }
+  }
+
+  /// Decodes tensor `index` (in the order added) into out.
+  void read(std::size_t index, std::span<float> out) const {
+    const Slot& s = slots_.at(index);
+    const std::byte* p = s.buffer->data();
+    for (std::size_t i = 0; i < s.elements; ++i) {
+      if (dt_ == DType::f32) {
+        std::memcpy(&out[i], p + 4 * i, 4);
+      } else {
+        std::uint16_t b;
+        std::memcpy(&b, p + 2 * i, 2);
+        out[i] = dt_ == DType::bf16 ? bf16_from_bits(b) : f16_from_bits(b);
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    std::unique_ptr<GuardedBuffer> buffer;
+    pecheck_tensor tensor;
+    std::size_t elements;
+    bool output;
+  };
+
+  Slot& add(std::string name, std::vector<std::int64_t> shape, bool output) {
+    if (shape.size() > PECHECK_MAX_RANK) throw std::logic_error("tensor rank above PECHECK_MAX_RANK");
+    std::size_t elements = 1;
+    for (auto e : shape) elements *= static_cast<std::size_t>(e);
+    Slot s{std::make_unique<GuardedBuffer>(std::move(name), elements * item_size(dt_)), {}, elements, output};
+    s.tensor.data = s.buffer->data();
+    s.tensor.dtype = abi_dtype(dt_);
+    s.tensor.rank = static_cast<std::int32_t>(shape.size());
+    std::int64_t stride = 1;  // dense, row-major
+    for (int k = static_cast<int>(shape.size()) - 1; k >= 0; --k) {
+      s.tensor.shape[k] = shape[static_cast<std::size_t>(k)];
+      s.tensor.strides[k] = stride;
+      stride *= shape[static_cast<std::size_t>(k)];
+    }
+    slots_.push_back(std::move(s));
+    return slots_.back();
+  }
+
+  void encode(Slot& s, std::span<const float> values) {
+    std::byte* p = s.buffer->data();
+    for (std::size_t i = 0; i < s.elements; ++i) {
+      if (dt_ == DType::f32) {
+        std::memcpy(p + 4 * i, &values[i], 4);
+      } else {
+        const std::uint16_t b = dt_ == DType::bf16 ? bf16_bits(round_to(dt_, values[i])) : f16_bits(values[i]);
+        std::memcpy(p + 2 * i, &b, 2);
+      }
+    }
+  }
+
+  std::string plugin_;
+  DType dt_;
+  std::string what_;
+  std::vector<Slot> slots_;
+  std::unique_ptr<GuardedBuffer> positions_;
+};
+
+std::int64_t i64(std::size_t n) { return static_cast<std::int64_t>(n); }
+
+class PluginEncoder final : public Encoder {
+ public:
+  explicit PluginEncoder(const pecheck_plugin& p) : p_(p), decl_(declaration_of("", p)) { install_fault_namer(); }
+
+  std::string name() const override { return decl_.name; }
+
+  Support supports(Op op, DType dt) const override {
+    const auto abi = abi_op(op);
+    if (!abi) return {false, fmt::format("plugin ABI {} has no {}", PECHECK_ABI_VERSION, op_name(op))};
+    if (!(decl_.ops >> *abi & 1u)) return {false, fmt::format("{} does not offer {}", decl_.name, op_name(op))};
+    if (!(decl_.dtypes >> abi_dtype(dt) & 1u))
+      return {false, fmt::format("{} does not store {}", decl_.name, dtype_name(dt))};
+    return {};
+  }
+
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
+                        std::span<float> out) override {
+    s.validate();
+    shapes::sinusoidal(s, positions.size(), out.size());
+    const pecheck_sinusoidal_spec c{
+        .d_model = s.d_model,
+        .layout = s.layout == SinusoidalLayout::interleaved ? PECHECK_SINUSOIDAL_INTERLEAVED
+                                                            : PECHECK_SINUSOIDAL_CONCATENATED,
+        .frequencies =
+            s.frequencies == SinusoidalFrequencies::vaswani ? PECHECK_FREQUENCIES_VASWANI : PECHECK_FREQUENCIES_FAIRSEQ,
+        .base = s.base,
+        .padding_idx = s.padding_idx};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto t = call.output("out", {i64(positions.size()), s.d_model});
+    call.finish(p_.sinusoidal_table(&kHost, &c, pos, t));
+    call.read(0, out);
+  }
+
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
+                   std::span<const std::int64_t> positions, std::span<float> x) override {
+    s.validate();
+    shapes::learned(s, table.size(), positions.size(), x.size());
+    const pecheck_learned_spec c{s.max_len, s.d_model};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto xt = call.in_out("x", x, {i64(positions.size()), s.d_model});
+    const auto tt = call.input("table", table, {s.max_len, s.d_model});
+    call.finish(p_.learned_add(&kHost, &c, tt, pos, xt), true);
+    call.read(0, x);
+  }
+
+  void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
+                  std::span<float> x) override {
+    s.validate();
+    shapes::rope(s, heads, positions.size(), x.size());
+    const RopeScaling& r = s.scaling;
+    const pecheck_rope_spec c{
+        .head_dim = s.head_dim,
+        .rotary_dim = s.rotary_dim,
+        .layout = s.layout == RopeLayout::interleaved ? PECHECK_ROPE_INTERLEAVED : PECHECK_ROPE_HALF_SPLIT,
+        .scaling = static_cast<std::int32_t>(r.kind),  // the ABI numbers them in our order
+        .base = s.base,
+        .factor = r.factor,
+        .original_max_position = r.original_max_position,
+        .seq_len = r.seq_len,
+        .beta_fast = r.beta_fast,
+        .beta_slow = r.beta_slow,
+        .low_freq_factor = r.low_freq_factor,
+        .high_freq_factor = r.high_freq_factor};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto xt = call.in_out("x", x, {i64(positions.size()), heads, s.head_dim});
+    call.finish(p_.rope_apply(&kHost, &c, pos, xt));
+    call.read(0, x);
+  }
+
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,
+                  std::span<float> out) override {
+    s.validate();
+    shapes::alibi(s, positions.size(), out.size());
+    const pecheck_alibi_spec c{s.heads, s.causal ? 1 : 0};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto n = i64(positions.size());
+    const auto t = call.output("out", {s.heads, n, n});
+    call.finish(p_.alibi_bias(&kHost, &c, pos, t));
+    call.read(0, out);
+  }
+
+  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
+                   std::span<const float> table, std::span<const std::int64_t> positions,
+                   std::span<float> out) override {
+    s.validate();
+    shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
+    const pecheck_shaw_spec c{s.max_distance, s.head_dim};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto n = i64(positions.size());
+    const auto ot = call.output("out", {n, n});
+    const auto qt = call.input("q", q, {n, s.head_dim}), kt = call.input("k", k, {n, s.head_dim});
+    const auto rt = call.input("table", table, {s.table_rows(), s.head_dim});
+    call.finish(p_.shaw_scores(&kHost, &c, qt, kt, rt, pos, ot));
+    call.read(0, out);
+  }
+
+  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
+               std::span<float> out) override {
+    s.validate();
+    shapes::t5(s, table.size(), positions.size(), out.size());
+    const pecheck_t5_spec c{s.heads, s.num_buckets, s.max_distance, s.bidirectional ? 1 : 0};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto n = i64(positions.size());
+    const auto ot = call.output("out", {s.heads, n, n});
+    const auto tt = call.input("table", table, {s.num_buckets, s.heads});
+    call.finish(p_.t5_bias(&kHost, &c, tt, pos, ot));
+    call.read(0, out);
+  }
+
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+                 std::span<float> out) override {
+    s.validate();
+    shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+    const pecheck_attention_spec c{
+        .heads = s.heads,
+        .head_dim = s.head_dim,
+        .causal = s.causal ? 1 : 0,
+        .pe = static_cast<std::int32_t>(s.pe),  // the ABI numbers them in our order
+        .scale = s.effective_scale(),
+        .pe_base = s.pe_base,
+        .rope_layout = s.rope_layout == RopeLayout::interleaved ? PECHECK_ROPE_INTERLEAVED : PECHECK_ROPE_HALF_SPLIT,
+        .shaw_max_distance = s.shaw_max_distance};
+    Call call(decl_.name, dt, s.describe());
+    const auto* pos = call.positions(positions);
+    const auto n = i64(positions.size());
+    const std::vector<std::int64_t> shape{n, s.heads, s.head_dim};
+    const auto ot = call.output("out", shape);
+    const auto qt = call.input("q", q, shape), kt = call.input("k", k, shape), vt = call.input("v", v, shape);
+    const auto rt =
+        call.input("shaw_table", shaw_table, {i64(shaw_table.size()) / std::max(1, s.head_dim), s.head_dim});
+    call.finish(p_.attention(&kHost, &c, pos, qt, kt, vt, rt, ot));
+    call.read(0, out);
+  }
+
+ private:
+  const pecheck_plugin& p_;
+  Declaration decl_;
+};
+
+static_assert(PECHECK_SCALING_LLAMA3 == static_cast<int>(RopeScalingKind::llama3));
+static_assert(PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw));
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_encoder(const std::string& path) {
+  return std::make_unique<PluginEncoder>(*open_plugin(path));
+}
+
+}  // namespace pecheck::plugin

@@ -1,0 +1,120 @@
+#include "plugin/plugin_host.hpp"
+
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <nlohmann/json.hpp>
+
+#include "properties/isolation.hpp"
+
+namespace pecheck::plugin {
+
+namespace {
+
+constexpr std::uint32_t kKnownDtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16);
+constexpr std::uint32_t kKnownOps = (1u << (PECHECK_OP_ATTENTION + 1)) - 1;
+
+/// dlopen searches the library path for a bare name; a user means the file in this directory.
+std::string dlopen_path(const std::string& path) { return path.find('/') == std::string::npos ? "./" + path : path; }
+
+std::uint32_t offered_ops(const pecheck_plugin& p) {
+  const void* entries[] = {
+      reinterpret_cast<const void*>(p.sinusoidal_table), reinterpret_cast<const void*>(p.learned_add),
+      reinterpret_cast<const void*>(p.rope_apply),       reinterpret_cast<const void*>(p.alibi_bias),
+      reinterpret_cast<const void*>(p.shaw_scores),      reinterpret_cast<const void*>(p.t5_bias),
+      reinterpret_cast<const void*>(p.attention)};
+  std::uint32_t mask = 0;
+  for (int op = 0; op <= PECHECK_OP_ATTENTION; ++op)
+    if (entries[op]) mask |= 1u << op;
+  return mask;
+}
+
+}  // namespace
+
+const pecheck_plugin* open_plugin(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    throw LoadError(fmt::format("plugin '{}': no such file", path));
+  void* handle = ::dlopen(dlopen_path(path).c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) throw LoadError(fmt::format("plugin '{}' cannot be loaded: {}", path, ::dlerror()));
+  void* symbol = ::dlsym(handle, PECHECK_PLUGIN_SYMBOL);
+  if (!symbol)
+    throw LoadError(fmt::format("plugin '{}' has no symbol {} (not a pecheck plugin? see pecheck/encoder_abi.h)", path,
+                                PECHECK_PLUGIN_SYMBOL));
+  const pecheck_plugin* p = reinterpret_cast<pecheck_plugin_entry>(symbol)();
+  if (!p) throw LoadError(fmt::format("plugin '{}': {}() returned no descriptor", path, PECHECK_PLUGIN_SYMBOL));
+  if (p->abi_version != PECHECK_ABI_VERSION)
+    throw LoadError(fmt::format("plugin '{}' was built against plugin ABI version {}; this pecheck speaks version {}",
+                                path, p->abi_version, PECHECK_ABI_VERSION));
+  if (p->struct_size < sizeof(pecheck_plugin))
+    throw LoadError(fmt::format("plugin '{}': descriptor of {} bytes, ABI version {} needs {}", path, p->struct_size,
+                                PECHECK_ABI_VERSION, sizeof(pecheck_plugin)));
+  if (!p->name || !*p->name) throw LoadError(fmt::format("plugin '{}': descriptor has no name", path));
+  if (p->dtypes == 0 || (p->dtypes & ~kKnownDtypes))
+    throw LoadError(fmt::format("plugin '{}': dtype mask {:#x} is empty or names unknown dtypes", path, p->dtypes));
+  if (p->conventions & ~kKnownOps)
+    throw LoadError(fmt::format("plugin '{}': convention mask {:#x} names unknown operations", path, p->conventions));
+  if (offered_ops(*p) == 0) throw LoadError(fmt::format("plugin '{}' offers no operation", path));
+  return p;
+}
+
+Declaration declaration_of(const std::string& path, const pecheck_plugin& p) {
+  const std::uint32_t ops = offered_ops(p);
+  return {.path = path, .name = p.name, .dtypes = p.dtypes, .conventions = p.conventions & ops, .ops = ops};
+}
+
+Declaration probe(const std::string& path, double timeout_s) {
+  const ChildOutcome child = run_in_child(
+      [&] {
+        try {
+          const Declaration d = declaration_of(path, *open_plugin(path));
+          return nlohmann::json{{"name", d.name}, {"dtypes", d.dtypes}, {"conventions", d.conventions}, {"ops", d.ops}}
+              .dump();
+        } catch (const LoadError& e) {
+          return nlohmann::json{{"error", e.what()}}.dump();
+        }
+      },
+      timeout_s);
+  if (!child.reported) throw LoadCrash(fmt::format("plugin '{}' failed while loading: {}", path, child.failure));
+  const auto j = nlohmann::json::parse(child.payload);
+  if (j.contains("error")) throw LoadError(j.at("error").get<std::string>());
+  return {.path = path,
+          .name = j.at("name").get<std::string>(),
+          .dtypes = j.at("dtypes").get<std::uint32_t>(),
+          .conventions = j.at("conventions").get<std::uint32_t>(),
+          .ops = j.at("ops").get<std::uint32_t>()};
+}
+
+std::optional<int> abi_op(Op op) {
+  switch (op) {
+    case Op::sinusoidal_table:
+      return PECHECK_OP_SINUSOIDAL_TABLE;
+    case Op::learned_add:
+      return PECHECK_OP_LEARNED_ADD;
+    case Op::rope_apply:
+      return PECHECK_OP_ROPE_APPLY;
+    case Op::alibi_bias:
+      return PECHECK_OP_ALIBI_BIAS;
+    case Op::shaw_scores:
+      return PECHECK_OP_SHAW_SCORES;
+    case Op::t5_bias:
+      return PECHECK_OP_T5_BIAS;
+    case Op::attention:
+      return PECHECK_OP_ATTENTION;
+    case Op::sinusoidal2d_table:
+    case Op::rope2d_apply:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Backend as_backend(const Declaration& d) {
+  return {d.name, fmt::format("plugin {}", d.path),
+          [] {
+            return Availability{true, ""};
+          },
+          [path = d.path] { return make_encoder(path); }};
+}
+
+}  // namespace pecheck::plugin

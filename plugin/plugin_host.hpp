@@ -1,0 +1,54 @@
+// Loading a plugin (pecheck/encoder_abi.h) and checking it through the one encoder-under-test
+// interface. The parent never maps a plugin: its declaration is probed in a child, and each
+// property runs in a child that opens it afresh, so a plugin that crashes while loading is a
+// reported result too.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "impl/backend_table.hpp"
+#include "pecheck/encoder_abi.h"
+
+namespace pecheck::plugin {
+
+/// Not a usable plugin (no file, not a shared library, no entry symbol, another ABI version, a
+/// malformed descriptor): one line, exit status 2.
+struct LoadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The plugin crashed, aborted or hung while loading or describing itself: exit status 3.
+struct LoadCrash : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// What a plugin declares of itself.
+struct Declaration {
+  std::string path;  ///< as dlopen will see it
+  std::string name;
+  std::uint32_t dtypes = 0;       ///< mask of 1 << PECHECK_F32 ...
+  std::uint32_t conventions = 0;  ///< mask of 1 << PECHECK_OP_*: ops that honour the spec
+  std::uint32_t ops = 0;          ///< mask of 1 << PECHECK_OP_*: ops with an entry point
+};
+
+/// Opens the plugin in a child process and returns its declaration.
+Declaration probe(const std::string& path, double timeout_s);
+
+/// Opens the plugin in this process and checks its descriptor (LoadError on any problem).
+const pecheck_plugin* open_plugin(const std::string& path);
+Declaration declaration_of(const std::string& path, const pecheck_plugin& p);
+
+/// The ABI's number for an operation, or none (the 2-D operations are not in ABI 1).
+std::optional<int> abi_op(Op op);
+
+/// The plugin as an encoder under test (opens it in this process).
+std::unique_ptr<Encoder> make_encoder(const std::string& path);
+
+/// The plugin as a row of a backend table: available, made by make_encoder in each child.
+Backend as_backend(const Declaration& d);
+
+}  // namespace pecheck::plugin

@@ -1,0 +1,75 @@
+// The convention_free flag is what lets pecheck check an encoder that states no convention (a
+// plugin's opaque operation), so it must be true: every flagged property holds for an encoder
+// that ignores the spec's convention and applies its own, and the agreement properties, which
+// are never flagged, catch that same encoder.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "properties/property.hpp"
+#include "selftest/forwarding_encoder.hpp"
+
+namespace pecheck {
+namespace {
+
+/// Reads only the sizes from the spec: RoPE half-split over the whole head with base 5e5 and no
+/// scaling, the sinusoid concatenated with base 777 — whatever was asked.
+class OwnConvention final : public selftest::Forwarding {
+ public:
+  OwnConvention() : Forwarding("own-convention") {}
+  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+    const RopeSpec own{.head_dim = s.head_dim, .rotary_dim = s.head_dim, .base = 5e5, .layout = RopeLayout::half_split};
+    inner_->rope_apply(own, dt, h, p, x);
+  }
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
+                        std::span<float> o) override {
+    inner_->sinusoidal_table({.d_model = s.d_model, .base = 777, .layout = SinusoidalLayout::concatenated}, dt, p, o);
+  }
+};
+
+const Property& property(const std::string& id) {
+  const auto& all = property_registry();
+  const auto it = std::find_if(all.begin(), all.end(), [&](const Property& p) { return p.id == id; });
+  EXPECT_NE(it, all.end()) << id;
+  return *it;
+}
+
+TEST(ConventionFree, FlaggedPropertiesHoldForAnEncoderWithItsOwnConvention) {
+  int flagged = 0;
+  for (const Property& p : property_registry()) {
+    if (!p.convention_free) continue;
+    EXPECT_FALSE(p.id.ends_with(".agrees_with_reference")) << p.id << ": agreement needs a convention";
+    ++flagged;
+    for (DType dt : {DType::f32, DType::bf16}) {
+      OwnConvention enc;
+      const PropertyResult r = p.run(enc, dt, {.seed = 11, .cases = 60});
+      EXPECT_EQ(r.verdict, Verdict::pass)
+          << p.id << " / " << dtype_name(dt) << ": " << r.message << " " << r.counterexample;
+      EXPECT_GT(r.cases, 0) << p.id;
+    }
+  }
+  EXPECT_GE(flagged, 5);
+  EXPECT_TRUE(property("rope.relative").convention_free);
+  EXPECT_TRUE(property("sinusoidal.offset_inner_product").convention_free);
+}
+
+TEST(ConventionFree, AgreementCatchesTheSameEncoder) {
+  for (const char* id : {"rope.agrees_with_reference", "sinusoidal.agrees_with_reference"}) {
+    const Property& p = property(id);
+    EXPECT_FALSE(p.convention_free);
+    OwnConvention enc;
+    const PropertyResult r = p.run(enc, DType::f32, {.seed = 11, .cases = 60});
+    EXPECT_EQ(r.verdict, Verdict::fail) << id;
+  }
+}
+
+TEST(ConventionFree, ConventionDependentFamilyPropertiesAreNotFlagged) {
+  // Each compares two conventions or reads the pairs from the layout: an opaque encoder would
+  // fail them without being wrong.
+  for (const char* id : {"rope.layout_conjugacy", "rope.linear_scaling", "rope.ntk_base", "rope.orthogonal",
+                         "rope.composition", "sinusoidal.layout_permutation", "sinusoidal.shift_linearity"})
+    EXPECT_FALSE(property(id).convention_free) << id;
+}
+
+}  // namespace
+}  // namespace pecheck

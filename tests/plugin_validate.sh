@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# pecheck validate --plugin on the C example (examples/plugin-c) and copies with planted bugs:
+# the correct plugin passes (exit 0), a catalogue mutant fails with a counterexample and a replay
+# command that fails again (exit 1), an out-of-bounds write is a crash with the case while the
+# other properties are still reported (exit 3), and unusable plugins are one line and exit 2.
+set -euo pipefail
+src=$1
+: "${PECHECK:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+build() {  # build NAME [PLANT]
+  cmake -S "$src/examples/plugin-c" -B "$tmp/$1" -G Ninja -DPLANT="${2:-}" >/dev/null
+  cmake --build "$tmp/$1" >/dev/null
+  echo "$tmp/$1/librope_sinusoidal_plugin.so"
+}
+expect() {  # expect STATUS NAME -- command...: runs it, output in $tmp/NAME.{out,err}
+  local want=$1 name=$2 rc=0
+  shift 3
+  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$tmp/$name.out" "$tmp/$name.err"; fail "$name: exit $rc, expected $want"; }
+}
+one_line() { [ "$(wc -l <"$tmp/$1.err")" = 1 ] || { cat "$tmp/$1.err"; fail "$1: stderr is not one line"; }; }
+has() { grep -qF -- "$2" "$tmp/$1" || { cat "$tmp/$1"; fail "$1 lacks: $2"; }; }
+run() { "$PECHECK" validate --cases 15 --seed 7 --quiet "$@"; }
+
+ok=$(build ok)
+expect 0 ok -- run --plugin "$ok" --json "$tmp/ok.json"
+has ok.out "plugin example-c-rope-sinusoidal"
+python3 - "$tmp/ok.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+verdicts = {(r["property"], r["dtype"]): r["verdict"] for r in results}
+for p in ("rope.agrees_with_reference", "rope.orthogonal", "rope.relative", "sinusoidal.agrees_with_reference",
+          "sinusoidal.shift_linearity"):
+    for dt in ("f32", "bf16", "f16"):
+        assert verdicts[(p, dt)] == "pass", (p, dt, verdicts[(p, dt)])
+assert all(r["cases"] > 0 for r in results if r["verdict"] == "pass")
+skips = [r for r in results if r["property"].startswith("alibi.") and r["verdict"] == "skip"]
+assert skips and all("does not offer" in r["message"] for r in skips), skips
+# The plugin implements unscaled and linear RoPE only: the scaled-rule cases are not offered.
+ntk = [r for r in results if r["property"] == "rope.ntk_base"]
+assert ntk and all(r["verdict"] == "skip" for r in ntk), ntk
+PY
+
+mutant=$(build ignores-rotary-dim PLANT_IGNORE_ROTARY_DIM)
+expect 1 mutant -- run --plugin "$mutant" --property 'rope.*'
+has mutant.out "FAIL rope.orthogonal / example-c-rope-sinusoidal"
+has mutant.out "counterexample (shrunk): rope("
+replay=$(grep -m1 "replay: .*rope.orthogonal" "$tmp/mutant.out" | sed 's/^ *replay: //')
+[[ $replay == *"validate --plugin $mutant"* ]] || fail "replay does not name the plugin: $replay"
+expect 1 replay -- $replay
+has replay.out "FAIL rope.orthogonal"
+
+oob=$(build oob-write PLANT_OOB_WRITE)
+expect 3 oob -- run --plugin "$oob" --dtype f32 --json "$tmp/oob.json"
+has oob.out "CRASH sinusoidal.agrees_with_reference / example-c-rope-sinusoidal / f32"
+has oob.out "past the end of out"
+has oob.out "while running: sinusoidal(layout="
+python3 - "$tmp/oob.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+verdicts = {r["property"]: r for r in results}
+for p in ("sinusoidal.agrees_with_reference", "sinusoidal.bounds", "sinusoidal.shift_linearity"):
+    r = verdicts[p]
+    assert r["verdict"] == "crash" and "past the end of out" in r["message"], r
+    assert r["counterexample"].startswith("sinusoidal("), r
+# The run went on: the RoPE properties were still run and reported.
+for p in ("rope.agrees_with_reference", "rope.relative", "rope.orthogonal"):
+    assert verdicts[p]["verdict"] == "pass", verdicts[p]
+PY
+
+abi=$(build abi2 PLANT_ABI_VERSION=2)
+expect 2 abi -- run --plugin "$abi"
+one_line abi
+has abi.err "built against plugin ABI version 2; this pecheck speaks version 1"
+
+noentry=$(build noentry PLANT_NO_ENTRY)
+expect 2 noentry -- run --plugin "$noentry"
+one_line noentry
+has noentry.err "has no symbol pecheck_plugin_v1"
+
+expect 2 missing -- run --plugin "$tmp/no-such.so"
+one_line missing
+has missing.err "no such file"
+echo "not a library" >"$tmp/text.so"
+expect 2 text -- run --plugin "$tmp/text.so"
+one_line text
+has text.err "cannot be loaded"
+
+crash=$(build abort-on-load PLANT_ABORT_ON_LOAD)
+expect 3 crash -- run --plugin "$crash"
+has crash.err "failed while loading: crashed: signal 6"
+echo "plugin_validate: all expectations held"
