@@ -34,6 +34,7 @@ struct VerifyOptions {
   double timeout_s = 300;
   std::string argv0 = "build/pecheck";
   std::string plugin;  ///< validate --plugin: replay commands name it
+  std::string dump;    ///< validate --dump DIR
 };
 
 struct VerifyRun {
@@ -75,6 +76,16 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
 int conclude(VerifyRun& run, const VerifyOptions& o, std::string_view command);
 /// pecheck validate --plugin: the catalogue against a third-party encoder (validate.cpp).
 int validate(VerifyOptions o);
+/// pecheck golden: reference inputs and outputs as NPY (golden.cpp).
+struct GoldenOptions {
+  std::string family, convention, positions, out, dtype = "f32";
+  int dim = 64;   ///< head_dim (rope) or d_model (sinusoidal)
+  int heads = 2;  ///< rope
+  std::uint64_t seed = 1;
+};
+int golden(const GoldenOptions& g);
+/// pecheck validate --dump: framework dumps, the convention fitted (validate_dump.cpp).
+int validate_dump(VerifyOptions o);
 int list(bool json);
 
 /// Report rendering (report.cpp).

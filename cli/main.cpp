@@ -49,10 +49,27 @@ int main(int argc, char** argv) {
   va.argv0 = argv[0];
   auto* validate_cmd = app.add_subcommand(
       "validate", "Check a third-party encoder (a plugin implementing pecheck/encoder_abi.h) against the catalogue");
-  validate_cmd->add_option("--plugin", va.plugin, "Shared library exporting pecheck_plugin_v1")->required();
+  auto* plugin_opt = validate_cmd->add_option("--plugin", va.plugin, "Shared library exporting pecheck_plugin_v1");
+  auto* dump_opt = validate_cmd->add_option(
+      "--dump", va.dump, "Directory of a framework's dump (manifest.json + NPY/safetensors), or of several");
+  plugin_opt->excludes(dump_opt);
   add_run_options(validate_cmd, va, false, "Print only failures and the summary line");
   validate_cmd->add_option("--json", va.json, "Write the JSON report to FILE");
   validate_cmd->add_option("--junit", va.junit, "Write a JUnit XML report to FILE");
+
+  GoldenOptions go;
+  auto* golden_cmd = app.add_subcommand(
+      "golden", "Write reference inputs and outputs (NPY, in the dtype and as float64) with a manifest");
+  golden_cmd->add_option("--family", go.family, "rope or sinusoidal")->required();
+  golden_cmd->add_option("--convention", go.convention,
+                         "KEY=VALUE,...: rope layout, rotary_dim, base, linear; sinusoidal layout, frequencies, base");
+  golden_cmd->add_option("--positions", go.positions, "Positions: N, A:B or A:B:STEP, comma-separated")->required();
+  golden_cmd->add_option("--out", go.out, "Directory to write (must not exist, or be empty)")->required();
+  golden_cmd->add_option("--dtype", go.dtype, "Storage dtype of the inputs and outputs: f32, bf16 or f16")
+      ->capture_default_str();
+  golden_cmd->add_option("--dim", go.dim, "head_dim (rope) or d_model (sinusoidal)")->capture_default_str();
+  golden_cmd->add_option("--heads", go.heads, "Heads per token (rope)")->capture_default_str();
+  golden_cmd->add_option("--seed", go.seed, "Seed of the random inputs (rope)")->capture_default_str();
 
   std::string html;
   auto* report_cmd = app.add_subcommand("report", "Run the catalogue and draw it: one self-contained HTML page");
@@ -76,7 +93,11 @@ int main(int argc, char** argv) {
   try {
     if (*verify_cmd) return verify(vo);
     if (*list_cmd) return list(list_json);
-    if (*validate_cmd) return validate(va);
+    if (*golden_cmd) return golden(go);
+    if (*validate_cmd) {
+      if (va.plugin.empty() && va.dump.empty()) throw UsageError("validate needs --plugin LIB or --dump DIR");
+      return va.dump.empty() ? validate(va) : validate_dump(va);
+    }
     if (*selftest_cmd) return selftest(so);
     if (*report_cmd) return report_html(ro, html);
   } catch (const UsageError& e) {

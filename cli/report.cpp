@@ -43,6 +43,7 @@ void print_table(const VerifyRun& run) {
 }
 
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {
+  if (!o.dump.empty()) return fmt::format("{} validate --dump {}", o.argv0, o.dump);
   if (!o.plugin.empty())
     return fmt::format("{} validate --plugin {} --property {} --dtype {} --seed {} --cases {}", o.argv0, o.plugin,
                        r.property, dtype_name(r.dtype), run.seed, run.cases);

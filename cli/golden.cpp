@@ -1,0 +1,222 @@
+// pecheck golden: reference inputs and outputs as NPY files (in the requested dtype, correctly
+// rounded once, and as float64), with the manifest `validate --dump` reads, so that another
+// project's own tests can compare against them.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "dump/npy.hpp"
+#include "reference/real.hpp"
+#include "reference/rope.hpp"
+#include "reference/sinusoidal.hpp"
+
+namespace pecheck::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Real = ref::DefaultReal;
+constexpr std::size_t kMaxTokens = 1 << 20;
+
+/// "0:64,100,4096:8192:512": integers and half-open ranges A:B with an optional step.
+std::vector<std::int64_t> parse_positions(const std::string& text) {
+  std::vector<std::int64_t> out;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    long long a = 0, b = 0, step = 1;
+    int used = 0;
+    const char* c = item.c_str();
+    if (std::sscanf(c, "%lld:%lld:%lld%n", &a, &b, &step, &used) == 3 && used == static_cast<int>(item.size())) {
+    } else if (std::sscanf(c, "%lld:%lld%n", &a, &b, &used) == 2 && used == static_cast<int>(item.size())) {
+      step = 1;
+    } else if (std::sscanf(c, "%lld%n", &a, &used) == 1 && used == static_cast<int>(item.size())) {
+      b = a + 1;
+    } else {
+      throw UsageError(fmt::format("--positions: '{}' is not N, A:B or A:B:STEP", item));
+    }
+    if (a < 0 || b > (1ll << 24) || a >= b || step < 1)
+      throw UsageError(fmt::format("--positions: '{}' must lie in [0, 2^24) with A < B and STEP >= 1", item));
+    for (long long p = a; p < b; p += step) {
+      out.push_back(p);
+      if (out.size() > kMaxTokens) throw UsageError(fmt::format("--positions: more than {} positions", kMaxTokens));
+    }
+  }
+  if (out.empty()) throw UsageError("--positions: no position");
+  return out;
+}
+
+/// "layout=half_split,rotary_dim=32,base=5e5,linear=4" into key -> value.
+std::map<std::string, std::string> parse_convention(const std::string& text) {
+  std::map<std::string, std::string> kv;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto eq = item.find('=');
+    if (item.empty()) continue;
+    if (eq == std::string::npos) throw UsageError(fmt::format("--convention: '{}' is not KEY=VALUE", item));
+    kv[item.substr(0, eq)] = item.substr(eq + 1);
+  }
+  return kv;
+}
+
+double number(const std::string& key, const std::string& v) {
+  try {
+    std::size_t used = 0;
+    const double x = std::stod(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(fmt::format("--convention: {}={} is not a number", key, v));
+}
+
+dump::ElementType storage(DType dt) {
+  return dt == DType::f32    ? dump::ElementType::f32
+         : dt == DType::bf16 ? dump::ElementType::bf16
+                             : dump::ElementType::f16;
+}
+
+dump::Array array(std::string name, dump::ElementType t, std::vector<std::int64_t> shape, std::vector<double> v) {
+  dump::Array a;
+  a.name = std::move(name);
+  a.type = t;
+  a.shape = std::move(shape);
+  a.values = std::move(v);
+  return a;
+}
+
+}  // namespace
+
+int golden(const GoldenOptions& g) {
+  DType dt;
+  try {
+    dt = parse_dtype(g.dtype);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  const auto positions = parse_positions(g.positions);
+  auto kv = parse_convention(g.convention);
+  auto take = [&](const char* key, const char* fallback) {
+    const auto it = kv.find(key);
+    std::string v = it == kv.end() ? fallback : it->second;
+    if (it != kv.end()) kv.erase(it);
+    return v;
+  };
+  const std::int64_t n = static_cast<std::int64_t>(positions.size());
+  nlohmann::json convention, arrays = {{"positions", "positions.npy"}};
+  std::vector<dump::Array> files;
+  dump::Array pos_array;
+  pos_array.name = "positions";
+  pos_array.type = dump::ElementType::i64;
+  pos_array.shape = {n};
+  pos_array.ints = positions;
+  files.push_back(pos_array);
+  std::string describe;
+  if (g.family == "rope") {
+    RopeSpec s{.head_dim = g.dim, .rotary_dim = g.dim};
+    const std::string layout = take("layout", "interleaved");
+    if (layout != "interleaved" && layout != "half_split")
+      throw UsageError(fmt::format("--convention: layout must be interleaved or half_split, got '{}'", layout));
+    s.layout = layout == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
+    s.rotary_dim = static_cast<int>(number("rotary_dim", take("rotary_dim", std::to_string(g.dim).c_str())));
+    s.base = number("base", take("base", "10000"));
+    const double factor = number("linear", take("linear", "1"));
+    if (factor != 1) s.scaling = {.kind = RopeScalingKind::linear, .factor = factor};
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for rope", kv.begin()->first));
+    if (g.heads < 1) throw UsageError(fmt::format("--heads must be >= 1, got {}", g.heads));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    convention = {{"layout", layout_name(s.layout)}, {"rotary_dim", s.rotary_dim}, {"base", s.base}};
+    if (factor != 1) convention["linear_factor"] = factor;
+    const std::size_t count =
+        static_cast<std::size_t>(n) * static_cast<std::size_t>(g.heads) * static_cast<std::size_t>(g.dim);
+    std::mt19937_64 rng(g.seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    std::vector<double> x(count), y(count), y_exact(count);
+    for (double& v : x) v = round_to(dt, uniform(rng));
+    std::vector<Real> head(static_cast<std::size_t>(g.dim));
+    for (std::size_t base = 0; base < count; base += head.size()) {
+      for (std::size_t k = 0; k < head.size(); ++k) head[k] = Real(x[base + k]);
+      ref::rope_rotate<Real>(s, positions[base / head.size() / static_cast<std::size_t>(g.heads)], head);
+      for (std::size_t k = 0; k < head.size(); ++k) {
+        y_exact[base + k] = ref::to_double(head[k]);
+        y[base + k] = round_to(
+            dt, y_exact[base + k]);  // one rounding of the 50-digit value (double first: exact ties are measure-zero)
+      }
+    }
+    const std::vector<std::int64_t> shape{n, g.heads, g.dim};
+    files.push_back(array("x", storage(dt), shape, x));
+    files.push_back(array("x_f64", dump::ElementType::f64, shape, x));
+    files.push_back(array("y", storage(dt), shape, y));
+    files.push_back(array("y_f64", dump::ElementType::f64, shape, y_exact));
+    arrays["x"] = "x.npy";
+    arrays["y"] = "y.npy";
+    describe = s.describe();
+  } else if (g.family == "sinusoidal") {
+    SinusoidalSpec s{.d_model = g.dim};
+    const std::string layout = take("layout", "interleaved");
+    if (layout != "interleaved" && layout != "concatenated")
+      throw UsageError(fmt::format("--convention: layout must be interleaved or concatenated, got '{}'", layout));
+    s.layout = layout == "interleaved" ? SinusoidalLayout::interleaved : SinusoidalLayout::concatenated;
+    const std::string freq = take("frequencies", "vaswani");
+    if (freq != "vaswani" && freq != "fairseq")
+      throw UsageError(fmt::format("--convention: frequencies must be vaswani or fairseq, got '{}'", freq));
+    s.frequencies = freq == "vaswani" ? SinusoidalFrequencies::vaswani : SinusoidalFrequencies::fairseq;
+    s.base = number("base", take("base", "10000"));
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for sinusoidal", kv.begin()->first));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    convention = {{"layout", layout_name(s.layout)}, {"frequencies", freq}, {"base", s.base}};
+    std::vector<double> y, y_exact;
+    for (std::int64_t p : positions)
+      for (const Real& v : ref::sinusoidal_row<Real>(s, p)) {
+        y_exact.push_back(ref::to_double(v));
+        y.push_back(round_to(dt, y_exact.back()));
+      }
+    files.push_back(array("table", storage(dt), {n, g.dim}, y));
+    files.push_back(array("table_f64", dump::ElementType::f64, {n, g.dim}, y_exact));
+    arrays["table"] = "table.npy";
+    describe = s.describe();
+  } else {
+    throw UsageError(fmt::format("--family must be rope or sinusoidal, got '{}'", g.family));
+  }
+  // Written into a sibling directory, then renamed into place: nothing is half-written.
+  std::error_code ec;
+  if (fs::exists(g.out, ec) && !fs::is_empty(g.out, ec))
+    throw UsageError(fmt::format("--out '{}' exists and is not empty", g.out));
+  const fs::path tmp = fs::path(g.out).string() + fmt::format(".tmp-{}", ::getpid());
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directories(tmp, ec)) throw UsageError(fmt::format("--out '{}': cannot create it", g.out));
+  try {
+    for (const auto& a : files) dump::write_npy((tmp / (a.name + ".npy")).string(), a);
+    const nlohmann::json manifest = {{"encoder", fmt::format("pecheck golden {}", describe)},
+                                     {"family", g.family},
+                                     {"dtype", dtype_name(dt)},
+                                     {"arrays", arrays},
+                                     {"convention", convention}};
+    write_file_atomically((tmp / "manifest.json").string(), manifest.dump(2) + "\n", "--out");
+    fs::remove(g.out, ec);  // an empty directory may be replaced
+    fs::rename(tmp, g.out);
+  } catch (const std::exception& e) {
+    fs::remove_all(tmp, ec);
+    throw UsageError(fmt::format("--out '{}': {}", g.out, e.what()));
+  }
+  std::cout << fmt::format("pecheck golden: {} in {}, {} positions, written to {}\n", describe, dtype_name(dt), n,
+                           g.out);
+  return 0;
+}
+
+}  // namespace pecheck::cli

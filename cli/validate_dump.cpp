@@ -1,0 +1,148 @@
+// pecheck validate --dump DIR: what a framework wrote (NPY or safetensors arrays and a manifest)
+// checked without running it: the convention is fitted from the data unless the manifest states
+// it, then the outputs are compared with the 50-digit reference under it, octave by octave of
+// position, beside the convention-free check of the family.
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "dump/array.hpp"
+#include "dumpcheck/agreement.hpp"
+#include "dumpcheck/convention_fit.hpp"
+#include "properties/tolerance.hpp"
+
+namespace pecheck::cli {
+
+namespace {
+
+using namespace dumpcheck;
+
+struct Checked {
+  Dump dump;
+  std::string convention;
+  std::vector<Measurement> measurements;
+};
+
+/// The agreement result when no convention fits: a finding about the encoder.
+Measurement no_fit(const std::string& property, const Dump& d, const FitError& e) {
+  Measurement m;
+  m.property = property;
+  m.bound_u = d.kind == Kind::rope ? tol::rope_pair(d.dtype) : tol::sinusoidal_entry(d.dtype);
+  m.max_u = std::numeric_limits<double>::infinity();
+  m.where = e.what();
+  m.summary = fmt::format("no convention to compare under: {}", e.what());
+  return m;
+}
+
+Checked check(Dump d) {
+  Checked c;
+  if (d.kind == Kind::rope) {
+    try {
+      const RopeFit f = fit_rope(d);
+      c.convention = f.text;
+      c.measurements = {rope_agreement(d, f.spec), rope_norms(d, f.spec)};
+    } catch (const FitError& e) {
+      const RopeSpec pairing = fit_rope_pairing(d);
+      c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
+                                 layout_name(pairing.layout), pairing.rotary_dim);
+      c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing)};
+    }
+  } else {
+    try {
+      const SinusoidalFit f = fit_sinusoidal(d);
+      c.convention = f.text;
+      c.measurements = {sinusoidal_agreement(d, f.spec), sinusoidal_bounds(d, f.spec)};
+    } catch (const FitError& e) {
+      c.convention = fmt::format("none fits ({})", e.what());
+      c.measurements = {no_fit("sinusoidal.agrees_with_reference", d, e),
+                        sinusoidal_bounds(d, SinusoidalSpec{.d_model = d.width})};
+    }
+  }
+  c.dump = std::move(d);
+  return c;
+}
+
+std::string shape_text(const Dump& d) {
+  if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
+  return fmt::format("sinusoidal table, {} positions x {}", d.tokens(), d.width);
+}
+
+void print(const Checked& c, bool quiet) {
+  std::cout << fmt::format("\ndump {}: {} ({}, {})\n  convention: {}\n", c.dump.dir, c.dump.encoder, shape_text(c.dump),
+                           dtype_name(c.dump.dtype), c.convention);
+  for (const Measurement& m : c.measurements) {
+    std::cout << fmt::format("  {:<34} {}  max {:.4g} u (bound {:.4g} u)\n", m.property, m.holds() ? "pass" : "FAIL",
+                             m.max_u, m.bound_u);
+    if (!quiet || !m.holds()) {
+      std::cout << fmt::format("    {:<22} {:>7} {:>13} {:>12}\n", "positions", "tokens", "max err (u)", "max |diff|");
+      for (const Octave& o : m.octaves)
+        std::cout << fmt::format("    {:<22} {:>7} {:>13.4g} {:>12.3g}{}\n", fmt::format("[{},{})", o.lo, o.hi),
+                                 o.tokens, o.max_u, o.max_abs, o.max_u <= m.bound_u ? "" : "  over the bound");
+    }
+    std::cout << "    " << m.summary << "\n";
+  }
+}
+
+nlohmann::json octaves_json(const Measurement& m) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const Octave& o : m.octaves)
+    a.push_back({{"from", o.lo},
+                 {"to", o.hi},
+                 {"tokens", o.tokens},
+                 {"max_error_u", o.max_u},
+                 {"max_abs_error", o.max_abs},
+                 {"holds", o.max_u <= m.bound_u}});
+  return a;
+}
+
+}  // namespace
+
+int validate_dump(VerifyOptions o) {
+  check_common_options(o);
+  std::vector<Checked> checked;
+  const auto start = std::chrono::steady_clock::now();
+  try {  // everything is read and fitted before anything is reported: a bad dump writes nothing
+    for (const std::string& dir : find_dumps(o.dump)) checked.push_back(check(load_dump(dir)));
+  } catch (const dump::FormatError& e) {
+    throw UsageError(e.what());
+  }
+  VerifyRun run;
+  run.seed = o.seed.value_or(0);  // nothing is drawn: the dump is the case
+  std::cout << fmt::format("pecheck validate --dump {}: {} dump{}\n", o.dump, checked.size(),
+                           checked.size() == 1 ? "" : "s");
+  nlohmann::json extras = nlohmann::json::array();
+  for (const Checked& c : checked) {
+    print(c, o.quiet);
+    for (const Measurement& m : c.measurements) {
+      run.results.push_back({.property = m.property,
+                             .encoder = c.dump.encoder,
+                             .dtype = c.dump.dtype,
+                             .verdict = m.holds() ? Verdict::pass : Verdict::fail,
+                             .cases = static_cast<int>(c.dump.tokens()),
+                             .max_error_u = m.max_u,
+                             .bound_u = m.bound_u,
+                             .message = m.summary,
+                             .counterexample = m.holds() ? "" : m.where});
+      extras.push_back(
+          {{"dump", c.dump.dir}, {"convention", c.convention}, {"where", m.where}, {"octaves", octaves_json(m)}});
+    }
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!o.json.empty()) {
+    nlohmann::json results = results_json(run, o);
+    for (std::size_t i = 0; i < results.size(); ++i) results[i].update(extras[i]);
+    write_json_file(o.json, {{"seed", run.seed}, {"cases", 0}, {"elapsed_s", run.seconds}, {"results", results}});
+  }
+  if (!o.junit.empty()) write_junit(run, o, "validate");
+  int failed = 0;
+  for (const auto& r : run.results) failed += r.verdict == Verdict::fail;
+  std::cout << fmt::format("\n{} passed, {} failed over {} dump{} in {:.1f} s\n", run.results.size() - failed, failed,
+                           checked.size(), checked.size() == 1 ? "" : "s", run.seconds);
+  return failed ? 1 : 0;
+}
+
+}  // namespace pecheck::cli

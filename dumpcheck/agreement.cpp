@@ -1,0 +1,179 @@
+#include "dumpcheck/agreement.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+#include "properties/tolerance.hpp"
+#include "reference/real.hpp"
+#include "reference/rope.hpp"
+#include "reference/sinusoidal.hpp"
+
+namespace pecheck::dumpcheck {
+
+namespace {
+
+using Real = ref::DefaultReal;
+
+/// Collects errors per octave and the worst one overall.
+class Recorder {
+ public:
+  Recorder(std::string property, double bound) { m_.property = std::move(property), m_.bound_u = bound; }
+
+  template <class Where>
+  void offer(std::int64_t pos, double err_u, double abs_err, Where&& where) {
+    if (std::isnan(err_u)) err_u = std::numeric_limits<double>::infinity();
+    const std::size_t k = static_cast<std::size_t>(octave_of(pos));
+    if (m_.octaves.size() <= k) m_.octaves.resize(k + 1);
+    Octave& o = m_.octaves[k];
+    o.max_u = std::max(o.max_u, err_u);
+    o.max_abs = std::max(o.max_abs, std::isnan(abs_err) ? std::numeric_limits<double>::infinity() : abs_err);
+    if (m_.where.empty() || err_u > m_.max_u) {
+      m_.max_u = err_u;
+      m_.where = where();
+    }
+  }
+  void count_token(std::int64_t pos) {
+    const std::size_t k = static_cast<std::size_t>(octave_of(pos));
+    if (m_.octaves.size() <= k) m_.octaves.resize(k + 1);
+    ++m_.octaves[k].tokens;
+  }
+
+  /// Drops empty octaves, names their ranges and writes the plain-words summary.
+  Measurement finish(std::string_view what) {
+    std::vector<Octave> kept;
+    for (std::size_t k = 0; k < m_.octaves.size(); ++k) {
+      Octave o = m_.octaves[k];
+      o.lo = k == 0 ? 0 : std::int64_t{1} << (k - 1);
+      o.hi = std::int64_t{1} << k;
+      if (o.tokens > 0) kept.push_back(o);
+    }
+    m_.octaves = kept;
+    const auto first_bad =
+        std::find_if(kept.begin(), kept.end(), [&](const Octave& o) { return !(o.max_u <= m_.bound_u); });
+    if (first_bad == kept.end()) {
+      m_.summary = fmt::format("{} within {:.4g} u at every position present (max {:.3g} u, at {})", what, m_.bound_u,
+                               m_.max_u, m_.where);
+    } else if (first_bad == kept.begin()) {
+      m_.summary = fmt::format("{} fails from the smallest positions on: {:.3g} u against {:.4g} u at {}", what,
+                               m_.max_u, m_.bound_u, m_.where);
+    } else {
+      m_.summary = fmt::format(
+          "{} holds within {:.4g} u below position {}; from [{},{}) it exceeds the bound ({:.3g} u, |diff| {:.2g}), "
+          "growing to {:.3g} u at {}",
+          what, m_.bound_u, first_bad->lo, first_bad->lo, first_bad->hi, first_bad->max_u, first_bad->max_abs, m_.max_u,
+          m_.where);
+    }
+    return m_;
+  }
+
+ private:
+  Measurement m_;
+};
+
+double pair_norm(double a, double b) { return std::hypot(a, b); }
+
+}  // namespace
+
+int octave_of(std::int64_t pos) { return pos <= 0 ? 0 : std::bit_width(static_cast<std::uint64_t>(pos)); }
+
+Measurement rope_agreement(const Dump& d, const RopeSpec& s) {
+  const std::size_t D = static_cast<std::size_t>(d.width), H = static_cast<std::size_t>(d.heads);
+  const double u = unit_roundoff(d.dtype);
+  Recorder rec("rope.agrees_with_reference", tol::rope_pair(d.dtype));
+  std::vector<Real> head(D);
+  for (std::size_t t = 0; t < d.tokens(); ++t) {
+    const std::int64_t pos = d.positions[t];
+    rec.count_token(pos);
+    for (std::size_t h = 0; h < H; ++h) {
+      const std::size_t base = (t * H + h) * D;
+      for (std::size_t k = 0; k < D; ++k) head[k] = Real(d.x[base + k]);
+      ref::rope_rotate<Real>(s, pos, head);
+      for (int p = 0; p < s.rotary_dim / 2; ++p) {
+        const auto [ia, ib] = ref::rope_pair(s, p);
+        const std::size_t a = base + static_cast<std::size_t>(ia), b = base + static_cast<std::size_t>(ib);
+        const double ra = ref::to_double(head[static_cast<std::size_t>(ia)]),
+                     rb = ref::to_double(head[static_cast<std::size_t>(ib)]);
+        const double diff = pair_norm(d.y[a] - ra, d.y[b] - rb);
+        rec.offer(pos, diff / (u * std::max(pair_norm(d.x[a], d.x[b]), min_normal(d.dtype))), diff, [&] {
+          return fmt::format("position {} (token {}, head {}), dims ({},{}): ({:.9g}, {:.9g}), exact ({:.9g}, {:.9g})",
+                             pos, t, h, ia, ib, d.y[a], d.y[b], ra, rb);
+        });
+      }
+      for (std::size_t k = static_cast<std::size_t>(s.rotary_dim); k < D; ++k)  // pass-through: bitwise
+        if (!(d.y[base + k] == d.x[base + k]) && !(std::isnan(d.y[base + k]) && std::isnan(d.x[base + k])))
+          rec.offer(pos, std::numeric_limits<double>::infinity(), std::fabs(d.y[base + k] - d.x[base + k]), [&] {
+            return fmt::format("position {} (token {}, head {}), pass-through dim {} changed: {:.9g} -> {:.9g}", pos, t,
+                               h, k, d.x[base + k], d.y[base + k]);
+          });
+    }
+  }
+  return rec.finish("agreement with the reference");
+}
+
+Measurement rope_norms(const Dump& d, const RopeSpec& s) {
+  const std::size_t D = static_cast<std::size_t>(d.width);
+  const double u = unit_roundoff(d.dtype);
+  // | |y_p| - |x_p| | <= |y_p - R x_p| <= 2u |x_p|: the agreement bound also bounds the norm.
+  Recorder rec("rope.orthogonal", tol::rope_pair(d.dtype));
+  for (std::size_t t = 0; t < d.tokens(); ++t) rec.count_token(d.positions[t]);
+  for (std::size_t base = 0; base < d.x.size(); base += D) {
+    const std::size_t t = base / D / static_cast<std::size_t>(d.heads);
+    for (int p = 0; p < s.rotary_dim / 2; ++p) {
+      const auto [ia, ib] = ref::rope_pair(s, p);
+      const std::size_t a = base + static_cast<std::size_t>(ia), b = base + static_cast<std::size_t>(ib);
+      const double nx = pair_norm(d.x[a], d.x[b]), ny = pair_norm(d.y[a], d.y[b]);
+      rec.offer(d.positions[t], std::fabs(ny - nx) / (u * std::max(nx, min_normal(d.dtype))), std::fabs(ny - nx), [&] {
+        return fmt::format("position {} (token {}), dims ({},{}): |x| = {:.9g}, |y| = {:.9g}", d.positions[t], t, ia,
+                           ib, nx, ny);
+      });
+    }
+  }
+  return rec.finish("norm preservation (a rotation keeps each pair's length)");
+}
+
+Measurement sinusoidal_agreement(const Dump& d, const SinusoidalSpec& s) {
+  const std::size_t W = static_cast<std::size_t>(d.width);
+  const double u = unit_roundoff(d.dtype);
+  Recorder rec("sinusoidal.agrees_with_reference", tol::sinusoidal_entry(d.dtype));
+  for (std::size_t t = 0; t < d.tokens(); ++t) {
+    const std::int64_t pos = d.positions[t];
+    rec.count_token(pos);
+    const std::vector<Real> row = ref::sinusoidal_row<Real>(s, pos);
+    for (std::size_t k = 0; k < W; ++k) {
+      const double exact = ref::to_double(row[k]), diff = std::fabs(d.y[t * W + k] - exact);
+      rec.offer(pos, diff / u, diff, [&] {
+        return fmt::format("position {}, dim {}: {:.9g}, exact {:.9g}", pos, k, d.y[t * W + k], exact);
+      });
+    }
+  }
+  return rec.finish("agreement with the reference");
+}
+
+Measurement sinusoidal_bounds(const Dump& d, const SinusoidalSpec& s) {
+  const std::size_t W = static_cast<std::size_t>(d.width);
+  const double u = unit_roundoff(d.dtype);
+  Recorder rec("sinusoidal.bounds", tol::sinusoidal_norm(d.dtype, d.width));
+  for (std::size_t t = 0; t < d.tokens(); ++t) {
+    const std::int64_t pos = d.positions[t];
+    rec.count_token(pos);
+    if (s.is_padding(pos)) continue;
+    double norm2 = 0;
+    for (std::size_t k = 0; k < W; ++k) {
+      const double v = d.y[t * W + k];
+      norm2 += v * v;
+      if (!(std::fabs(v) <= 1))
+        rec.offer(pos, std::numeric_limits<double>::infinity(), std::fabs(v) - 1,
+                  [&] { return fmt::format("position {}, dim {}: |PE| = {:.9g} > 1", pos, k, std::fabs(v)); });
+    }
+    const double err = std::fabs(norm2 - double(W) / 2);
+    rec.offer(pos, err / u, err,
+              [&] { return fmt::format("position {}: |PE|^2 = {:.9g}, d/2 = {}", pos, norm2, W / 2); });
+  }
+  return rec.finish("|PE| <= 1 and |PE|^2 = d/2");
+}
+
+}  // namespace pecheck::dumpcheck

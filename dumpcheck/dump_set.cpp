@@ -1,0 +1,269 @@
+#include "dumpcheck/dump_set.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "dump/npy.hpp"
+#include "dump/safetensors.hpp"
+
+namespace pecheck::dumpcheck {
+
+namespace fs = std::filesystem;
+using dump::FormatError;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr std::int64_t kMaxPosition = std::int64_t{1} << 24;
+
+/// Reads the manifest's "arrays" entries: "file.npy", or "file.safetensors:tensor".
+class ArrayReader {
+ public:
+  ArrayReader(std::string dir, DType dt) : dir_(std::move(dir)), dt_(dt) {}
+
+  dump::Array read(const std::string& role, const std::string& ref) {
+    const auto colon = ref.find(".safetensors:");
+    if (colon != std::string::npos) {
+      const std::string file = ref.substr(0, colon + 12), tensor = ref.substr(colon + 13);
+      auto& tensors = safetensors_[file];
+      if (tensors.empty()) tensors = dump::read_safetensors_file(path(file));
+      for (const auto& a : tensors)
+        if (a.name == tensor) return a;
+      throw FormatError(
+          fmt::format("{}: {} names tensor '{}', which {} does not hold", manifest(), role, tensor, file));
+    }
+    const auto hint = dt_ == DType::bf16 ? dump::StorageHint::bf16 : dump::StorageHint::none;
+    return dump::read_npy_file(path(ref), hint);
+  }
+  std::string manifest() const { return (fs::path(dir_) / "manifest.json").string(); }
+
+ private:
+  std::string path(const std::string& file) const {
+    if (file.empty() || fs::path(file).is_absolute() || file.find("..") != std::string::npos)
+      throw FormatError(fmt::format("{}: array file '{}' must be a relative path inside the dump", manifest(), file));
+    return (fs::path(dir_) / file).string();
+  }
+  std::string dir_;
+  DType dt_;
+  std::map<std::string, std::vector<dump::Array>> safetensors_;
+};
+
+template <class T>
+T field(const Json& j, const char* key, const std::string& where) {
+  if (!j.contains(key)) throw FormatError(fmt::format("{}: missing \"{}\"", where, key));
+  try {
+    return j.at(key).get<T>();
+  } catch (const Json::exception&) {
+    throw FormatError(fmt::format("{}: \"{}\" has the wrong type", where, key));
+  }
+}
+
+std::vector<double> floats(const dump::Array& a, const std::string& role) {
+  if (!dump::is_floating(a.type))
+    throw FormatError(
+        fmt::format("{}: {} must be a floating-point array, got {}", a.name, role, dump::element_type_name(a.type)));
+  return a.values;
+}
+
+std::vector<std::int64_t> positions_of(const dump::Array& a, std::size_t expected) {
+  std::vector<std::int64_t> p;
+  if (!a.ints.empty() || a.size() == 0) {
+    p = a.ints;
+  } else {  // float positions are accepted when they are integers (torch.arange in a float dtype)
+    for (double v : a.values) {
+      if (v != std::floor(v)) throw FormatError(fmt::format("{}: position {} is not an integer", a.name, v));
+      p.push_back(static_cast<std::int64_t>(v));
+    }
+  }
+  if (p.size() != expected)
+    throw FormatError(fmt::format("{}: {} positions for {} tokens", a.name, p.size(), expected));
+  for (auto v : p)
+    if (v < 0 || v >= kMaxPosition) throw FormatError(fmt::format("{}: position {} outside [0, 2^24)", a.name, v));
+  return p;
+}
+
+void require_finite(const std::vector<double>& v, const std::string& what) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(v[i]))
+      throw FormatError(fmt::format("{}: element {} is {}: dumps must be made from finite inputs", what, i, v[i]));
+}
+
+/// Reorders (b, h, n, d)-like axes into (b, n, h, d) given the manifest's axis letters.
+std::vector<double> to_bnhd(const dump::Array& a, const std::string& axes, std::int64_t dims[4]) {
+  if (a.shape.size() != axes.size())
+    throw FormatError(fmt::format("{}: rank {} does not match axes \"{}\"", a.name, a.shape.size(), axes));
+  const std::string order = "bnhd";
+  std::int64_t extent[4] = {1, 1, 1, 1}, stride[4] = {0, 0, 0, 0};
+  std::int64_t s = 1;
+  for (int k = static_cast<int>(axes.size()) - 1; k >= 0; --k) {
+    const auto at = order.find(axes[static_cast<std::size_t>(k)]);
+    extent[at] = a.shape[static_cast<std::size_t>(k)];
+    stride[at] = s;
+    s *= a.shape[static_cast<std::size_t>(k)];
+  }
+  std::vector<double> out;
+  out.reserve(a.values.size());
+  for (std::int64_t b = 0; b < extent[0]; ++b)
+    for (std::int64_t n = 0; n < extent[1]; ++n)
+      for (std::int64_t h = 0; h < extent[2]; ++h)
+        for (std::int64_t d = 0; d < extent[3]; ++d)
+          out.push_back(
+              a.values[static_cast<std::size_t>(b * stride[0] + n * stride[1] + h * stride[2] + d * stride[3])]);
+  std::copy(extent, extent + 4, dims);
+  return out;
+}
+
+void check_axes(const std::string& axes, const std::string& where) {
+  std::string sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  const bool letters =
+      std::all_of(axes.begin(), axes.end(), [](char c) { return std::string("bnhd").find(c) != std::string::npos; });
+  if (!letters || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
+      axes.find('n') == std::string::npos || axes.find('d') == std::string::npos)
+    throw FormatError(
+        fmt::format("{}: axes \"{}\" must use each of b, n, h, d at most once, n and d included", where, axes));
+}
+
+void load_rope(const Json& m, ArrayReader& r, Dump& d) {
+  const std::string where = r.manifest();
+  const Json arrays = field<Json>(m, "arrays", where);
+  const std::string axes = m.value("axes", std::string("nhd"));
+  check_axes(axes, where);
+  const dump::Array xa = r.read("x", field<std::string>(arrays, "x", where));
+  const dump::Array ya = r.read("y", field<std::string>(arrays, "y", where));
+  if (xa.shape != ya.shape) throw FormatError(fmt::format("{}: x and y differ in shape", where));
+  floats(xa, "x");
+  floats(ya, "y");
+  std::int64_t dims[4];
+  d.x = to_bnhd(xa, axes, dims);
+  d.y = to_bnhd(ya, axes, dims);
+  const std::int64_t batch = dims[0], n = dims[1];
+  if (dims[3] < 2 || dims[3] % 2 != 0)
+    throw FormatError(fmt::format("{}: head_dim {} must be even and >= 2", xa.name, dims[3]));
+  if (n == 0 || dims[2] == 0) throw FormatError(fmt::format("{}: no tokens", xa.name));
+  d.heads = static_cast<int>(dims[2]);
+  d.width = static_cast<int>(dims[3]);
+  require_finite(d.x, xa.name);
+  const dump::Array pa = r.read("positions", field<std::string>(arrays, "positions", where));
+  // positions (n) are shared by the batch; (b, n) gives each sequence its own.
+  const bool shared = pa.shape.size() == 1;
+  const auto p = positions_of(pa, static_cast<std::size_t>(shared ? n : batch * n));
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t t = 0; t < n; ++t) d.positions.push_back(p[static_cast<std::size_t>(shared ? t : b * n + t)]);
+  if (m.contains("convention")) {
+    const Json& c = m.at("convention");
+    if (c.contains("layout")) {
+      const auto l = field<std::string>(c, "layout", where);
+      if (l != "interleaved" && l != "half_split")
+        throw FormatError(fmt::format("{}: RoPE layout must be interleaved or half_split, got '{}'", where, l));
+      d.rope.layout = l == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
+    }
+    if (c.contains("rotary_dim")) d.rope.rotary_dim = field<int>(c, "rotary_dim", where);
+    if (c.contains("base")) d.rope.base = field<double>(c, "base", where);
+    if (c.contains("linear_factor")) d.rope.linear_factor = field<double>(c, "linear_factor", where);
+    RopeSpec check{
+        .head_dim = d.width, .rotary_dim = d.rope.rotary_dim.value_or(d.width), .base = d.rope.base.value_or(10000)};
+    if (d.rope.linear_factor) check.scaling = {.kind = RopeScalingKind::linear, .factor = *d.rope.linear_factor};
+    try {
+      check.validate();
+    } catch (const std::invalid_argument& e) {
+      throw FormatError(fmt::format("{}: convention: {}", where, e.what()));
+    }
+  }
+}
+
+void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {
+  const std::string where = r.manifest();
+  const Json arrays = field<Json>(m, "arrays", where);
+  const dump::Array ta = r.read("table", field<std::string>(arrays, "table", where));
+  if (ta.shape.size() != 2 && !(ta.shape.size() == 3 && ta.shape[0] == 1))
+    throw FormatError(fmt::format("{}: the table must be (n, d_model) or (1, n, d_model)", ta.name));
+  const std::int64_t n = ta.shape[ta.shape.size() - 2], w = ta.shape.back();
+  if (n == 0 || w < 2 || w % 2 != 0)
+    throw FormatError(fmt::format("{}: table of {} x {}: need rows and an even d_model", ta.name, n, w));
+  d.y = floats(ta, "table");
+  d.width = static_cast<int>(w);
+  if (arrays.contains("positions")) {
+    d.positions =
+        positions_of(r.read("positions", field<std::string>(arrays, "positions", where)), static_cast<std::size_t>(n));
+  } else {  // a table buffer holds positions 0..n-1
+    for (std::int64_t t = 0; t < n; ++t) d.positions.push_back(t);
+  }
+  if (m.contains("convention")) {
+    const Json& c = m.at("convention");
+    if (c.contains("layout")) {
+      const auto l = field<std::string>(c, "layout", where);
+      if (l != "interleaved" && l != "concatenated")
+        throw FormatError(fmt::format("{}: sinusoid layout must be interleaved or concatenated, got '{}'", where, l));
+      d.sinusoidal.layout = l == "interleaved" ? SinusoidalLayout::interleaved : SinusoidalLayout::concatenated;
+    }
+    if (c.contains("frequencies")) {
+      const auto f = field<std::string>(c, "frequencies", where);
+      if (f != "vaswani" && f != "fairseq")
+        throw FormatError(fmt::format("{}: frequencies must be vaswani or fairseq, got '{}'", where, f));
+      d.sinusoidal.frequencies = f == "vaswani" ? SinusoidalFrequencies::vaswani : SinusoidalFrequencies::fairseq;
+    }
+    if (c.contains("base")) {
+      d.sinusoidal.base = field<double>(c, "base", where);
+      if (!(*d.sinusoidal.base > 1)) throw FormatError(fmt::format("{}: convention: base must be > 1", where));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> find_dumps(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw FormatError(fmt::format("dump '{}': no such directory", dir));
+  if (fs::exists(fs::path(dir) / "manifest.json")) return {dir};
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.is_directory() && fs::exists(e.path() / "manifest.json")) out.push_back(e.path().string());
+  if (out.empty()) throw FormatError(fmt::format("dump '{}': no manifest.json in it or in its subdirectories", dir));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Dump load_dump(const std::string& dir) {
+  const std::string where = (fs::path(dir) / "manifest.json").string();
+  std::ifstream in(where);
+  if (!in) throw FormatError(fmt::format("{}: cannot be read", where));
+  Json m;
+  try {
+    m = Json::parse(in);
+  } catch (const Json::exception& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    throw FormatError(fmt::format("{}: not valid JSON: {}", where, what));
+  }
+  if (!m.is_object()) throw FormatError(fmt::format("{}: must be a JSON object", where));
+  Dump d;
+  d.dir = dir;
+  d.encoder = field<std::string>(m, "encoder", where);
+  const auto family = field<std::string>(m, "family", where);
+  try {
+    d.dtype = parse_dtype(field<std::string>(m, "dtype", where));
+  } catch (const std::invalid_argument& e) {
+    throw FormatError(fmt::format("{}: {}", where, e.what()));
+  }
+  ArrayReader reader(dir, d.dtype);
+  if (family == "rope") {
+    d.kind = Kind::rope;
+    load_rope(m, reader, d);
+  } else if (family == "sinusoidal") {
+    d.kind = Kind::sinusoidal;
+    load_sinusoidal(m, reader, d);
+  } else {
+    throw FormatError(
+        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal)", where, family));
+  }
+  return d;
+}
+
+}  // namespace pecheck::dumpcheck

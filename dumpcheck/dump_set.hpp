@@ -1,0 +1,52 @@
+// A framework's dump, as `pecheck validate --dump` reads it: a directory with manifest.json naming
+// the family, the storage dtype, the arrays (NPY or safetensors tensors) and, optionally, the
+// convention. Anything malformed is a dump::FormatError (one line, exit status 2).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spec/conventions.hpp"
+#include "spec/dtype.hpp"
+
+namespace pecheck::dumpcheck {
+
+enum class Kind { rope, sinusoidal };
+
+/// What the manifest states of the convention; each absent field is fitted from the data.
+struct StatedRope {
+  std::optional<RopeLayout> layout;
+  std::optional<int> rotary_dim;
+  std::optional<double> base;
+  std::optional<double> linear_factor;  ///< 1: no scaling
+};
+struct StatedSinusoidal {
+  std::optional<SinusoidalLayout> layout;
+  std::optional<SinusoidalFrequencies> frequencies;
+  std::optional<double> base;
+};
+
+struct Dump {
+  std::string dir, encoder;
+  Kind kind = Kind::rope;
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> positions;  ///< one per token
+  int heads = 1;                        ///< RoPE: heads per token
+  int width = 0;                        ///< RoPE head_dim, or the sinusoid's d_model
+  std::vector<double> x;                ///< RoPE input (tokens, heads, head_dim)
+  std::vector<double> y;                ///< RoPE output (same shape), or the table (tokens, d_model)
+  StatedRope rope;
+  StatedSinusoidal sinusoidal;
+  std::size_t tokens() const { return positions.size(); }
+};
+
+/// The dump directories under dir: dir itself when it holds manifest.json, else its immediate
+/// subdirectories that do, sorted. FormatError when there is none.
+std::vector<std::string> find_dumps(const std::string& dir);
+
+/// Reads and checks one dump directory.
+Dump load_dump(const std::string& dir);
+
+}  // namespace pecheck::dumpcheck

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# pecheck golden and validate --dump: golden dumps validate, with the convention stated and with
+# it left to the fit (which must find it again, for every layout, partial rotary, base, linear
+# factor and dtype); a corrupted output fails (exit 1); malformed dumps and golden arguments are
+# one line and exit 2, with nothing written.
+set -euo pipefail
+: "${PECHECK:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+py=/usr/bin/python3  # Debian's, whatever else is first on PATH
+expect() {  # expect STATUS NAME -- command...
+  local want=$1 name=$2 rc=0
+  shift 3
+  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$tmp/$name.out" "$tmp/$name.err"; fail "$name: exit $rc, expected $want"; }
+}
+one_line() {  # one_line NAME TEXT: stderr is exactly one line and holds TEXT
+  [ "$(wc -l <"$tmp/$1.err")" = 1 ] || { cat "$tmp/$1.err"; fail "$1: stderr is not one line"; }
+  grep -qF -- "$2" "$tmp/$1.err" || { cat "$tmp/$1.err"; fail "$1: stderr lacks: $2"; }
+}
+unstate() { "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m.pop('convention'); json.dump(m, open(p,'w'))" "$1/manifest.json"; }
+edit() { "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); exec(sys.argv[2]); json.dump(m, open(p,'w'))" "$1/manifest.json" "$2"; }
+
+# 1. Golden dumps validate, and the fit finds the convention golden wrote.
+n=0
+while read -r family dim dtype convention want; do
+  n=$((n + 1))
+  d="$tmp/g$n"
+  expect 0 "golden$n" -- "$PECHECK" golden --family "$family" --dim "$dim" --dtype "$dtype" --convention "$convention" \
+    --positions 0:70,1000:1003,65536,4000000,16777215 --out "$d"
+  expect 0 "stated$n" -- "$PECHECK" validate --dump "$d" --quiet
+  unstate "$d"
+  expect 0 "fit$n" -- "$PECHECK" validate --dump "$d" --quiet
+  grep -q -- "convention: $want" "$tmp/fit$n.out" || { cat "$tmp/fit$n.out"; fail "fit$n: expected '$want'"; }
+done <<'EOF2'
+rope 64 f32 layout=interleaved,base=10000 RoPE interleaved, rotary_dim 64 of 64, base 10000 (fit
+rope 128 bf16 layout=half_split,rotary_dim=64,base=500000 RoPE half_split, rotary_dim 64 of 128, base 500000 (fit
+rope 96 f16 layout=interleaved,rotary_dim=32,base=1000000 RoPE interleaved, rotary_dim 32 of 96, base 1000000 (fit
+rope 64 f32 layout=half_split,base=10000,linear=4 RoPE half_split, rotary_dim 64 of 64, base 10000 (fit
+sinusoidal 512 f32 layout=interleaved sinusoid interleaved, Vaswani frequencies, d_model 512, base 10000 (fit
+sinusoidal 34 bf16 layout=concatenated,frequencies=fairseq sinusoid concatenated, fairseq frequencies, d_model 34, base 10000 (fit
+sinusoidal 64 f16 layout=concatenated,base=500 sinusoid concatenated, Vaswani frequencies, d_model 64, base 500 (fit
+EOF2
+grep -q "linear scaling by 4 (fit" "$tmp/fit4.out" || { cat "$tmp/fit4.out"; fail "the linear factor was not fitted"; }
+
+# 2. A wrong output fails, octave by octave: dim 0 of every token at position >= 65536 negated.
+cp -r "$tmp/g1" "$tmp/bad"
+"$py" - "$tmp/bad" <<'PY'
+import struct, sys
+p = sys.argv[1] + "/y.npy"
+b = bytearray(open(p, "rb").read())
+start = b.index(b"\n") + 1           # data follow the header line
+row = 2 * 64 * 4                     # 2 heads x 64 f32 per token
+for token in (73, 74, 75):           # positions 65536, 4000000, 16777215
+    off = start + token * row
+    (v,) = struct.unpack_from("<f", b, off)
+    struct.pack_into("<f", b, off, -v)
+open(p, "wb").write(b)
+PY
+expect 1 bad -- "$PECHECK" validate --dump "$tmp/bad" --json "$tmp/bad.json"
+grep -q "holds within 2 u below position 65536" "$tmp/bad.out" || { cat "$tmp/bad.out"; fail "no octave finding"; }
+"$py" - "$tmp/bad.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["property"] == "rope.agrees_with_reference" and r["verdict"] == "fail", r
+octaves = {(o["from"], o["to"]): o["holds"] for o in r["octaves"]}
+assert octaves[(0, 1)] and octaves[(32, 64)] and not octaves[(65536, 131072)], octaves
+assert "position 65536" in r["counterexample"] or "position 4000000" in r["counterexample"] or "position 16777215" in r["counterexample"], r
+PY
+
+# 3. Malformed dumps: one line, exit 2, nothing written.
+mk() { rm -rf "$tmp/m"; cp -r "$tmp/g1" "$tmp/m"; }
+malformed() {  # malformed NAME TEXT
+  expect 2 "$1" -- "$PECHECK" validate --dump "$tmp/m" --json "$tmp/$1.json"
+  one_line "$1" "$2"
+  [ ! -e "$tmp/$1.json" ] || fail "$1: a report was written"
+}
+expect 2 nodir -- "$PECHECK" validate --dump "$tmp/none"
+one_line nodir "no such directory"
+mkdir "$tmp/empty"
+expect 2 nomanifest -- "$PECHECK" validate --dump "$tmp/empty"
+one_line nomanifest "no manifest.json"
+mk; echo '{"family": "rope",' >"$tmp/m/manifest.json"; malformed badjson "not valid JSON"
+mk; edit "$tmp/m" "m['family']='alibi'"; malformed family "family 'alibi' cannot be validated"
+mk; edit "$tmp/m" "m['dtype']='f64'"; malformed dtype "unknown dtype 'f64'"
+mk; edit "$tmp/m" "del m['arrays']['y']"; malformed norole 'missing "y"'
+mk; edit "$tmp/m" "m['arrays']['y']='../y.npy'"; malformed escape "must be a relative path inside the dump"
+mk; edit "$tmp/m" "m['axes']='nhx'"; malformed axes 'axes "nhx"'
+mk; truncate -s -7 "$tmp/m/y.npy"; malformed truncated "y.npy"
+mk; cp "$tmp/g5/table.npy" "$tmp/m/y.npy"; malformed shapes "x and y differ in shape"
+mk; edit "$tmp/m" "m['arrays']['positions']='x.npy'"; malformed floatpos "is not an integer"
+mk; printf 'not an npy file at all' >"$tmp/m/x.npy"; malformed magic "x.npy"
+mk; edit "$tmp/m" "m['arrays']['y']='w.safetensors:y'"; malformed nosafetensors "w.safetensors"
+mk; edit "$tmp/m" "m['convention']={'rotary_dim': 65}"; malformed badconvention "rotary_dim must be even"
+
+# 4. golden's own arguments.
+expect 2 gpos -- "$PECHECK" golden --family rope --positions 5:3 --out "$tmp/gp"
+one_line gpos "--positions: '5:3'"
+expect 2 gbig -- "$PECHECK" golden --family rope --positions 16777216 --out "$tmp/gp"
+one_line gbig "[0, 2^24)"
+expect 2 gkey -- "$PECHECK" golden --family rope --convention scale=2 --positions 0:4 --out "$tmp/gp"
+one_line gkey "unknown key 'scale'"
+expect 2 godd -- "$PECHECK" golden --family rope --dim 63 --positions 0:4 --out "$tmp/gp"
+one_line godd "head_dim must be even"
+expect 2 gfull -- "$PECHECK" golden --family sinusoidal --positions 0:4 --out "$tmp/g1"
+one_line gfull "exists and is not empty"
+[ ! -e "$tmp/gp" ] || fail "golden left a directory behind"
+echo "dump_validate: all expectations held ($n golden conventions)"

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# examples/pytorch: the seeds' encoders run under PyTorch (Debian's python3-torch, installed by
+# scripts/deps), dumped, and validated; the report must state each known finding.
+set -euo pipefail
+src=$1
+: "${PECHECK:?}"
+py=/usr/bin/python3  # Debian's python, which has python3-torch (not a pyenv shim first on PATH)
+"$py" -c "import torch, numpy" || { echo "FAIL: $py lacks torch or numpy: run scripts/deps" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$py" "$src/examples/pytorch/dump_seeds.py" "$tmp/dumps"
+rc=0
+"$PECHECK" validate --dump "$tmp/dumps" --json "$tmp/r.json" >"$tmp/out" 2>&1 || rc=$?
+cat "$tmp/out"
+[ "$rc" = 1 ] || fail "validate exited $rc, expected 1 (the seeds have bugs)"
+has() { grep -qF -- "$1" "$tmp/out" || fail "the report lacks: $1"; }
+
+# apply_rope: a correct interleaved RoPE, base 10000, whose fp32 angles lose accuracy with position.
+has "convention: RoPE interleaved, rotary_dim 64 of 64, base 10000 (fit"
+# RotaryPositionalEmbedding: cos(sin(.)) is no rotation, and no RoPE convention fits it.
+has "convention: none fits (the pairs' frequencies are not geometric"
+# PositionalEncoding: the fp32 table, off by ~3.9e-4 up to position 5000.
+has "convention: sinusoid interleaved, Vaswani frequencies, d_model 128, base 10000 (fit"
+"$py" - "$tmp/r.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+by = {(r["dump"].rsplit("/", 1)[-1], r["property"]): r for r in results}
+
+rope = by[("seed-apply-rope", "rope.agrees_with_reference")]
+assert rope["verdict"] == "fail", rope
+octaves = rope["octaves"]
+assert octaves[0]["holds"] and octaves[1]["holds"], octaves[:2]           # positions 0 and 1
+assert octaves[-1]["from"] == 32768 and octaves[-1]["max_error_u"] > 1e4, octaves[-1]
+errors = [o["max_error_u"] for o in octaves[2:]]
+assert errors[-1] > 100 * errors[0], errors                              # it grows with position
+
+cos_sin = by[("seed-rotary-positional-embedding", "rope.orthogonal")]
+assert cos_sin["verdict"] == "fail" and cos_sin["max_error_u"] > 1e6, cos_sin
+
+table = by[("seed-positional-encoding", "sinusoidal.agrees_with_reference")]
+assert table["verdict"] == "fail", table
+last = table["octaves"][-1]
+assert last["from"] == 4096 and 3.0e-4 < last["max_abs_error"] < 4.5e-4, last
+assert by[("seed-positional-encoding", "sinusoidal.bounds")]["verdict"] == "pass"
+print("pytorch_seeds: every expected finding is in the report")
+PY
