@@ -51,6 +51,9 @@ Checked check(Dump d) {
                                  layout_name(pairing.layout), pairing.rotary_dim);
       c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing)};
     }
+  } else if (d.kind == Kind::learned) {
+    c.convention = fmt::format("learned table, max_len {}, d_model {} (nothing to fit)", d.max_len, d.width);
+    c.measurements = {learned_agreement(d)};
   } else {
     try {
       const SinusoidalFit f = fit_sinusoidal(d);
@@ -68,6 +71,7 @@ Checked check(Dump d) {
 
 std::string shape_text(const Dump& d) {
   if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
+  if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
   return fmt::format("sinusoidal table, {} positions x {}", d.tokens(), d.width);
 }
 

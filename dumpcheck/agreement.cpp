@@ -176,4 +176,44 @@ Measurement sinusoidal_bounds(const Dump& d, const SinusoidalSpec& s) {
   return rec.finish("|PE| <= 1 and |PE|^2 = d/2");
 }
 
+Measurement learned_agreement(const Dump& d) {
+  const std::size_t W = static_cast<std::size_t>(d.width);
+  const double u = unit_roundoff(d.dtype);
+  Recorder rec("learned.agrees_with_reference", tol::learned_add(d.dtype));
+  for (std::size_t t = 0; t < d.tokens(); ++t) {
+    const std::int64_t pos = d.positions[t];
+    rec.count_token(pos);
+    if (pos >= d.max_len) {  // the encoder produced this row: it read past its table (or wrapped)
+      rec.offer(pos, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+                [&] { return fmt::format("position {} outside [0, {}) was accepted (token {})", pos, d.max_len, t); });
+      continue;
+    }
+    for (std::size_t k = 0; k < W; ++k) {
+      const double exact = round_to(d.dtype, d.x[t * W + k] + d.table[static_cast<std::size_t>(pos) * W + k]);
+      const double diff = std::fabs(d.y[t * W + k] - exact);
+      rec.offer(pos, diff / (u * std::max(std::fabs(exact), min_normal(d.dtype))), diff, [&] {
+        return fmt::format("position {}, dim {}: {:.9g}, x + E[pos] rounded once {:.9g}", pos, k, d.y[t * W + k],
+                           exact);
+      });
+    }
+  }
+  Measurement m = rec.finish("y = x + E[pos]");
+  if (!d.refused_past_table)
+    m.summary += fmt::format("; the dump does not show what happens at positions >= max_len = {}", d.max_len);
+  else if (*d.refused_past_table)
+    m.summary += fmt::format(
+        "; positions >= max_len = {} fail{}: the table has no rows to extrapolate to, and refusing them is what "
+        "this property requires",
+        d.max_len, d.refusal.empty() ? "" : fmt::format(" ({})", d.refusal));
+  else {
+    m.max_u = std::numeric_limits<double>::infinity();
+    m.where = fmt::format("positions >= max_len = {} were accepted", d.max_len);
+    m.summary += fmt::format(
+        "; but positions >= max_len = {} were accepted without an error (a wrap or a read "
+        "past the table)",
+        d.max_len);
+  }
+  return m;
+}
+
 }  // namespace pecheck::dumpcheck

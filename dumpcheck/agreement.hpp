@@ -33,6 +33,9 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s);
 Measurement rope_norms(const Dump& d, const RopeSpec& s);
 Measurement sinusoidal_agreement(const Dump& d, const SinusoidalSpec& s);
 Measurement sinusoidal_bounds(const Dump& d, const SinusoidalSpec& s);
+/// y = x + table[pos] rounded once, for positions in the table; a row at a position past it
+/// means the encoder accepted it (a failure); a recorded refusal is stated in the summary.
+Measurement learned_agreement(const Dump& d);
 
 /// The octave a position falls in: 0 for position 0, k for [2^(k-1), 2^k).
 int octave_of(std::int64_t pos);

@@ -216,6 +216,40 @@ void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {
   }
 }
 
+void load_learned(const Json& m, ArrayReader& r, Dump& d) {
+  const std::string where = r.manifest();
+  const Json arrays = field<Json>(m, "arrays", where);
+  const dump::Array ta = r.read("table", field<std::string>(arrays, "table", where));
+  const dump::Array xa = r.read("x", field<std::string>(arrays, "x", where));
+  const dump::Array ya = r.read("y", field<std::string>(arrays, "y", where));
+  if (ta.shape.size() != 2 || ta.shape[0] == 0 || ta.shape[1] == 0)
+    throw FormatError(fmt::format("{}: the table must be (max_len, d_model), non-empty", ta.name));
+  // x and y: (n, d) or (1, n, d), as a module's (batch, seq, d) with one sequence.
+  auto rows = [&](const dump::Array& a) {
+    if (!(a.shape.size() == 2 || (a.shape.size() == 3 && a.shape[0] == 1)) || a.shape.back() != ta.shape[1])
+      throw FormatError(
+          fmt::format("{}: must be (n, d_model) or (1, n, d_model) with d_model {}", a.name, ta.shape[1]));
+    return a.shape[a.shape.size() - 2];
+  };
+  const std::int64_t n = rows(xa);
+  if (rows(ya) != n) throw FormatError(fmt::format("{}: x and y differ in shape", where));
+  d.table = floats(ta, "table");
+  d.x = floats(xa, "x");
+  d.y = floats(ya, "y");
+  require_finite(d.table, ta.name);
+  require_finite(d.x, xa.name);
+  d.max_len = static_cast<int>(ta.shape[0]);
+  d.width = static_cast<int>(ta.shape[1]);
+  d.positions =
+      positions_of(r.read("positions", field<std::string>(arrays, "positions", where)), static_cast<std::size_t>(n));
+  if (m.contains("past_table")) {
+    const Json& p = m.at("past_table");
+    d.refused_past_table = field<bool>(p, "refused", where + " past_table");
+    d.refusal = p.value("message", std::string());
+    std::replace(d.refusal.begin(), d.refusal.end(), '\n', ' ');
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> find_dumps(const std::string& dir) {
@@ -259,9 +293,12 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "sinusoidal") {
     d.kind = Kind::sinusoidal;
     load_sinusoidal(m, reader, d);
+  } else if (family == "learned") {
+    d.kind = Kind::learned;
+    load_learned(m, reader, d);
   } else {
     throw FormatError(
-        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal)", where, family));
+        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned)", where, family));
   }
   return d;
 }

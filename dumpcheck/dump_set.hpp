@@ -13,7 +13,7 @@
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal };
+enum class Kind { rope, sinusoidal, learned };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -34,9 +34,15 @@ struct Dump {
   DType dtype = DType::f32;
   std::vector<std::int64_t> positions;  ///< one per token
   int heads = 1;                        ///< RoPE: heads per token
-  int width = 0;                        ///< RoPE head_dim, or the sinusoid's d_model
-  std::vector<double> x;                ///< RoPE input (tokens, heads, head_dim)
-  std::vector<double> y;                ///< RoPE output (same shape), or the table (tokens, d_model)
+  int width = 0;                        ///< RoPE head_dim, or d_model
+  std::vector<double> x;                ///< RoPE input (tokens, heads, head_dim); learned (tokens, d_model)
+  std::vector<double> y;                ///< the output, same shape; or the sinusoid's table (tokens, d_model)
+  std::vector<double> table;            ///< learned: the embedding table (max_len, d_model)
+  int max_len = 0;                      ///< learned: the table's rows
+  /// learned: what the encoder did when asked for a position at or past max_len, as the dump's
+  /// maker recorded it: refused (an error, with its message) or not.
+  std::optional<bool> refused_past_table;
+  std::string refusal;
   StatedRope rope;
   StatedSinusoidal sinusoidal;
   std::size_t tokens() const { return positions.size(); }

@@ -94,6 +94,44 @@ mk; printf 'not an npy file at all' >"$tmp/m/x.npy"; malformed magic "x.npy"
 mk; edit "$tmp/m" "m['arrays']['y']='w.safetensors:y'"; malformed nosafetensors "w.safetensors"
 mk; edit "$tmp/m" "m['convention']={'rotary_dim': 65}"; malformed badconvention "rotary_dim must be even"
 
+npy_header() {  # npy_header FILE DESCR SHAPE: a v1.0 header with no data
+  "$py" - "$@" <<'PY'
+import sys
+path, descr, shape = sys.argv[1:]
+h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+h += " " * (63 - (10 + len(h)) % 64) + "\n"
+open(path, "wb").write(b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode())
+PY
+}
+mk; npy_header "$tmp/m/y.npy" '<c8' '(76, 2, 64)'; malformed unknowndtype "y.npy"
+grep -q "c8" "$tmp/unknowndtype.err" || fail "the unknown dtype is not named"
+mk; npy_header "$tmp/m/y.npy" '<f4' '(4294967296, 4294967296, 4294967296)'; malformed overflow "y.npy"
+
+# safetensors: the same arrays in one file validate; a truncated one is refused.
+mk
+"$py" - "$tmp/m" <<'PY'
+import json, struct, sys
+d = sys.argv[1]
+def npy(name):  # the golden files: v1.0, '<f4'/'<u2'/'<i8', C order, data after the header line
+    b = open(f"{d}/{name}.npy", "rb").read()
+    return b[b.index(b"\n") + 1:]
+x, y, p = npy("x"), npy("y"), npy("positions")
+header = {"x": {"dtype": "F32", "shape": [76, 2, 64], "data_offsets": [0, len(x)]},
+          "y": {"dtype": "F32", "shape": [76, 2, 64], "data_offsets": [len(x), len(x) + len(y)]},
+          "positions": {"dtype": "I64", "shape": [76], "data_offsets": [len(x) + len(y), len(x) + len(y) + len(p)]}}
+h = json.dumps(header).encode()
+open(f"{d}/all.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + x + y + p)
+m = json.load(open(f"{d}/manifest.json"))
+m["arrays"] = {"x": "all.safetensors:x", "y": "all.safetensors:y", "positions": "all.safetensors:positions"}
+json.dump(m, open(f"{d}/manifest.json", "w"))
+PY
+expect 0 safetensors -- "$PECHECK" validate --dump "$tmp/m" --quiet
+grep -q "convention: RoPE interleaved, rotary_dim 64 of 64, base 10000 (fit" "$tmp/safetensors.out" ||
+  { cat "$tmp/safetensors.out"; fail "safetensors dump not fitted"; }
+truncate -s -3 "$tmp/m/all.safetensors"; malformed badsafetensors "all.safetensors"
+edit "$tmp/m" "m['arrays']['x']='all.safetensors:q'"; truncate -s +3 "$tmp/m/all.safetensors"
+malformed notensor "names tensor 'q'"
+
 # 4. golden's own arguments.
 expect 2 gpos -- "$PECHECK" golden --family rope --positions 5:3 --out "$tmp/gp"
 one_line gpos "--positions: '5:3'"

@@ -21,6 +21,8 @@ has() { grep -qF -- "$1" "$tmp/out" || fail "the report lacks: $1"; }
 has "convention: RoPE interleaved, rotary_dim 64 of 64, base 10000 (fit"
 # RotaryPositionalEmbedding: cos(sin(.)) is no rotation, and no RoPE convention fits it.
 has "convention: none fits (the pairs' frequencies are not geometric"
+# LearnedPositionalEncoding: exact inside its table, refuses positions past it.
+has "positions >= max_len = 5000 fail (IndexError"
 # PositionalEncoding: the fp32 table, off by ~3.9e-4 up to position 5000.
 has "convention: sinusoid interleaved, Vaswani frequencies, d_model 128, base 10000 (fit"
 "$py" - "$tmp/r.json" <<'PY'
@@ -44,5 +46,14 @@ assert table["verdict"] == "fail", table
 last = table["octaves"][-1]
 assert last["from"] == 4096 and 3.0e-4 < last["max_abs_error"] < 4.5e-4, last
 assert by[("seed-positional-encoding", "sinusoidal.bounds")]["verdict"] == "pass"
+assert by[("seed-learned-positional-encoding", "learned.agrees_with_reference")]["verdict"] == "pass"
 print("pytorch_seeds: every expected finding is in the report")
 PY
+
+# Had the learned module wrapped instead of refusing, the same dump would fail.
+learned="$tmp/dumps/seed-learned-positional-encoding"
+"$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['past_table']={'refused': False}; json.dump(m, open(p,'w'))" \
+  "$learned/manifest.json"
+rc=0
+"$PECHECK" validate --dump "$learned" >"$tmp/wrap" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "were accepted without an error" "$tmp/wrap" || { cat "$tmp/wrap"; fail "an accepting learned table passed"; }

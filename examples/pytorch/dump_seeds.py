@@ -55,6 +55,26 @@ def sinusoidal(out):
                {"table": pe.numpy()})
 
 
+def learned(out):
+    torch.manual_seed(4)
+    max_len, d = 5000, 64
+    module = seed_encoders.LearnedPositionalEncoding(d, max_len=max_len)
+    with torch.no_grad():
+        x = torch.randn(1, max_len, d)
+        y = module(x)
+        try:  # one token more than the table has rows
+            module(torch.randn(1, max_len + 1, d))
+            past = {"refused": False}
+        except Exception as e:  # what the module does past its table is the finding
+            past = {"refused": True, "message": f"{type(e).__name__}: {e}"}
+    rows = keep_rows(max_len)
+    write_dump(out, "seed-learned-positional-encoding",
+               {"encoder": "seed LearnedPositionalEncoding", "family": "learned", "dtype": "f32",
+                "past_table": past},
+               {"positions": np.array(rows, dtype=np.int64), "table": module.position_embedding.weight.detach().numpy(),
+                "x": x[0, rows].numpy(), "y": y[0, rows].numpy()})
+
+
 def apply_rope(out):
     torch.manual_seed(1)
     seq_len, d = 65536, 64
@@ -109,6 +129,7 @@ def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     sinusoidal(out)
+    learned(out)
     apply_rope(out)
     rotary_positional_embedding(out)
     hf_llama(out)
