@@ -8,7 +8,7 @@
 #include <bit>
 #include <cerrno>
 
-#include "dump/half.hpp"
+#include "spec/half_bits.hpp"
 
 namespace pecheck::dump::detail {
 

@@ -1,13 +1,13 @@
 #include <bit>
 #include <cerrno>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include "dump/detail.hpp"
-#include "dump/half.hpp"
 #include "dump/npy.hpp"
+#include "spec/half_bits.hpp"
 
 namespace pecheck::dump {
 
@@ -61,7 +61,7 @@ void append_float(std::string& out, ElementType t, double v) {
       append_le(out, double_to_bf16(v));
       return;
     case ElementType::f32:  // not static_cast<float>: out of float's range that is undefined behaviour
-      append_le(out, detail::encode_binary(v, 8, 23));
+      append_le(out, pecheck::detail::encode_binary(v, 8, 23));
       return;
     default:
       append_le(out, std::bit_cast<std::uint64_t>(v));

@@ -11,7 +11,7 @@
 #include "plugin/guarded_buffer.hpp"
 #include "plugin/plugin_host.hpp"
 #include "properties/case_journal.hpp"
-#include "spec/storage_bits.hpp"
+#include "spec/half_bits.hpp"
 
 namespace pecheck::plugin {
 
@@ -122,7 +122,7 @@ class Call {
       } else {
         std::uint16_t b;
         std::memcpy(&b, p + 2 * i, 2);
-        out[i] = dt_ == DType::bf16 ? bf16_from_bits(b) : f16_from_bits(b);
+        out[i] = static_cast<float>(dt_ == DType::bf16 ? bf16_to_double(b) : f16_to_double(b));
       }
     }
   }
@@ -159,7 +159,7 @@ class Call {
       if (dt_ == DType::f32) {
         std::memcpy(p + 4 * i, &values[i], 4);
       } else {
-        const std::uint16_t b = dt_ == DType::bf16 ? bf16_bits(round_to(dt_, values[i])) : f16_bits(values[i]);
+        const std::uint16_t b = dt_ == DType::bf16 ? double_to_bf16(values[i]) : double_to_f16(values[i]);
         std::memcpy(p + 2 * i, &b, 2);
       }
     }

@@ -13,7 +13,7 @@
 #include <limits>
 #include <string>
 
-#include "dump/half.hpp"
+#include "spec/half_bits.hpp"
 
 namespace pecheck::dump {
 namespace {

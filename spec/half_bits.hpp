@@ -1,6 +1,7 @@
 // Exact decoding of IEEE binary16 and bfloat16 bit patterns into double, and correctly rounded
-// encoding back. Written out by bit fields (not via float/_Float16) so that subnormals, signed
-// zeros, infinities and NaNs behave the same on every compiler and target.
+// encoding back: the storage of the interfaces that take bits rather than floats (NPY and
+// safetensors files, the plugin ABI). Written out by bit fields (not via float/_Float16) so that
+// subnormals, signed zeros, infinities and NaNs behave the same on every compiler and target.
 #pragma once
 
 #include <algorithm>
@@ -8,7 +9,7 @@
 #include <cstdint>
 #include <limits>
 
-namespace pecheck::dump {
+namespace pecheck {
 
 namespace detail {
 
@@ -67,4 +68,4 @@ inline std::uint16_t double_to_f16(double x) { return static_cast<std::uint16_t>
 /// Nearest bfloat16 pattern (ties to even; beyond the largest finite value, infinity).
 inline std::uint16_t double_to_bf16(double x) { return static_cast<std::uint16_t>(detail::encode_binary(x, 8, 7)); }
 
-}  // namespace pecheck::dump
+}  // namespace pecheck
