@@ -8,7 +8,10 @@ include(CMakePackageConfigHelpers)
 
 set(PECHECK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/pecheck)
 
-install(TARGETS pecheck_spec pecheck_reference pecheck_impl pecheck_properties pecheck_gtest
+if(PECHECK_HAVE_CUDA)
+  set(PECHECK_CUDA_TARGET pecheck_cuda)
+endif()
+install(TARGETS pecheck_spec pecheck_reference pecheck_impl ${PECHECK_CUDA_TARGET} pecheck_properties pecheck_gtest
         EXPORT pecheckTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck)

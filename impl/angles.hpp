@@ -8,6 +8,13 @@
 #include <limits>
 #include <vector>
 
+// The sincos below is shared by the host backends and the CUDA kernels (impl/cuda/).
+#ifdef __CUDACC__
+#define PECHECK_HOST_DEVICE __host__ __device__
+#else
+#define PECHECK_HOST_DEVICE
+#endif
+
 namespace pecheck::angles {
 
 static_assert(std::numeric_limits<long double>::digits >= 64,
@@ -41,11 +48,12 @@ struct SinCos {
 /// |a_lo| <= 2^-28. The error is dominated by the frequency's own (~2^-64 relative, times pos):
 /// measured against 256-bit MPFR, 2^-52.8 at pos 4096, 2^-45.5 at 2^20, 2^-41.5 at 2^24 - 1, all
 /// far below the fp32 half-unit 2^-25.
-inline SinCos sincos(std::int64_t pos, Frequency f) {
+PECHECK_HOST_DEVICE inline SinCos sincos(std::int64_t pos, Frequency f) {
   const double p = static_cast<double>(pos);  // exact below 2^53
   const double a_hi = p * f.hi;
-  const double a_lo = std::fma(p, f.hi, -a_hi) + p * f.lo;
-  const double s = std::sin(a_hi), c = std::cos(a_hi);
+  const double a_lo =
+      ::fma(p, f.hi, -a_hi) + p * f.lo;  // global ::fma/::sin/::cos: libm on the host, CUDA's on the device
+  const double s = ::sin(a_hi), c = ::cos(a_hi);
   return {s + a_lo * c, c - a_lo * s};
 }
 

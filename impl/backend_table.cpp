@@ -1,6 +1,10 @@
 #include "impl/backend_table.hpp"
 
 #include "impl/scalar/scalar_encoder.hpp"
+#ifdef PECHECK_HAVE_CUDA
+#include "impl/cuda/cuda_encoder.hpp"
+#include "impl/cuda/kernels.hpp"
+#endif
 #ifdef PECHECK_HAVE_AVX2
 #include "impl/avx2/avx2_encoder.hpp"
 #include "impl/avx2/kernels.hpp"
@@ -26,6 +30,20 @@ const std::vector<Backend>& backend_table() {
       {"avx2", "AVX2+FMA+F16C kernels on native fp32/bf16/fp16 storage, double angles, online softmax",
        [] {
          return Availability{false, "not an x86-64 build"};
+       },
+       [] { return std::unique_ptr<Encoder>(); }},
+#endif
+#ifdef PECHECK_HAVE_CUDA
+      {"cuda", "CUDA kernels (sm_90) on native fp32/bf16/fp16 storage, double angles",
+       [] {
+         const cuda::Device& d = cuda::availability();
+         return Availability{d.ok, d.ok ? "" : d.reason};
+       },
+       [] { return make_cuda_encoder(); }},
+#else
+      {"cuda", "CUDA kernels (sm_90) on native fp32/bf16/fp16 storage, double angles",
+       [] {
+         return Availability{false, "built without CUDA (nvcc not found, or -DPECHECK_ENABLE_CUDA=OFF)"};
        },
        [] { return std::unique_ptr<Encoder>(); }},
 #endif

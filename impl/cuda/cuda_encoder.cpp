@@ -1,0 +1,56 @@
+// The CUDA backend as an encoder: specs and shapes are checked here, on the host, and the
+// frequency tables computed here (long double, split hi + lo) exactly as the host backends do;
+// impl/cuda/kernels.cu only packs, launches and checks.
+#include "impl/cuda/cuda_encoder.hpp"
+
+#include <fmt/format.h>
+
+#include "impl/cuda/kernels.hpp"
+#include "impl/rope_frequencies.hpp"
+
+namespace pecheck {
+
+namespace {
+
+cuda::Storage storage(DType dt) { return static_cast<cuda::Storage>(static_cast<int>(dt)); }
+static_assert(static_cast<int>(DType::f16) == static_cast<int>(cuda::Storage::f16));
+
+class CudaEncoder final : public Encoder {
+ public:
+  std::string name() const override { return "cuda"; }
+
+  Support supports(Op op, DType) const override {
+    if (op == Op::rope_apply || op == Op::sinusoidal_table) return {};
+    return {false, fmt::format("{} is not on the CUDA backend yet", op_name(op))};
+  }
+
+  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
+                        std::span<float> out) override {
+    s.validate();
+    shapes::sinusoidal(s, positions.size(), out.size());
+    std::vector<angles::Frequency> freqs(static_cast<std::size_t>(s.d_model / 2));
+    for (int i = 0; i < s.d_model / 2; ++i)
+      freqs[static_cast<std::size_t>(i)] = angles::frequency(i, s.frequency_width(), s.base);
+    cuda::sinusoidal_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, s.padding_idx,
+                           positions.data(), positions.size(), freqs.data(), out.data());
+  }
+
+  void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
+                  std::span<float> x) override {
+    s.validate();
+    shapes::rope(s, heads, positions.size(), x.size());
+    const cuda::RopeLaunch launch{.heads = heads,
+                                  .head_dim = s.head_dim,
+                                  .rotary_dim = s.rotary_dim,
+                                  .interleaved = s.layout == RopeLayout::interleaved,
+                                  .magnitude = s.magnitude()};
+    const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s);
+    cuda::rope_apply(storage(dt), launch, positions.data(), positions.size(), freqs.data(), x.data());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Encoder> make_cuda_encoder() { return std::make_unique<CudaEncoder>(); }
+
+}  // namespace pecheck

@@ -1,0 +1,282 @@
+// CUDA kernels for RoPE and the sinusoidal table, and the host side that packs, launches and
+// checks them. Angles are formed exactly as on the host (impl/angles.hpp's sincos, shared
+// __host__ __device__): double-double frequencies from the host, an FMA-exact angle split, double
+// sin/cos; every output is rounded once from double into the dtype.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "impl/angles.hpp"
+#include "impl/cuda/kernels.hpp"
+#include "spec/half_bits.hpp"
+
+namespace pecheck::cuda {
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA ") + what + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) +
+                             ")");
+}
+#define PECHECK_CUDA(call) check((call), #call)
+
+// ---- device side ----
+
+__device__ inline double load(const float* p) { return *p; }
+__device__ inline double load(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ inline double load(const __half* p) { return __half2float(*p); }
+
+__device__ inline void store(float* p, double v) { *p = __double2float_rn(v); }
+__device__ inline void store(__nv_bfloat16* p, double v) { *p = __double2bfloat16(v); }
+__device__ inline void store(__half* p, double v) { *p = __double2half(v); }
+
+/// One thread per (token, pair): the angle's sin and cos are computed once and applied to the
+/// pair in every head of the token.
+template <class T>
+__global__ void rope_kernel(T* x, const std::int64_t* pos, const angles::Frequency* freq, std::int64_t tokens,
+                            int heads, int head_dim, int pairs, bool interleaved, double magnitude) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= tokens * pairs) return;
+  const std::int64_t t = idx / pairs;
+  const int p = static_cast<int>(idx % pairs);
+  const angles::SinCos sc = angles::sincos(pos[t], freq[p]);
+  const double c = magnitude * sc.c, s = magnitude * sc.s;
+  const int a = interleaved ? 2 * p : p, b = interleaved ? 2 * p + 1 : p + pairs;
+  for (int h = 0; h < heads; ++h) {
+    T* row = x + (t * heads + h) * head_dim;
+    const double x1 = load(row + a), x2 = load(row + b);
+    store(row + a, x1 * c - x2 * s);
+    store(row + b, x2 * c + x1 * s);
+  }
+}
+
+/// One thread per (row, pair).
+template <class T>
+__global__ void sinusoidal_kernel(T* out, const std::int64_t* pos, const angles::Frequency* freq, std::int64_t rows,
+                                  int d_model, bool interleaved, std::int64_t padding_idx) {
+  const int half = d_model / 2;
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= rows * half) return;
+  const std::int64_t t = idx / half;
+  const int i = static_cast<int>(idx % half);
+  T* row = out + t * d_model;
+  const int si = interleaved ? 2 * i : i, ci = interleaved ? 2 * i + 1 : half + i;
+  if (padding_idx >= 0 && pos[t] == padding_idx) {  // fairseq's padding row
+    store(row + si, 0.0);
+    store(row + ci, 0.0);
+    return;
+  }
+  const angles::SinCos sc = angles::sincos(pos[t], freq[i]);
+  store(row + si, sc.s);
+  store(row + ci, sc.c);
+}
+
+// ---- host side ----
+
+/// A device buffer of n elements of T followed by kGuard sentinel elements, checked after use.
+template <class T>
+class DeviceBuffer {
+ public:
+  static constexpr std::size_t kGuard = 64;
+  explicit DeviceBuffer(std::size_t n) : n_(n) {
+    PECHECK_CUDA(cudaMalloc(&data_, (n + kGuard) * sizeof(T)));
+    PECHECK_CUDA(cudaMemset(data_ + n, kSentinel, kGuard * sizeof(T)));
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  T* data() { return data_; }
+  void upload(const void* host) { PECHECK_CUDA(cudaMemcpy(data_, host, n_ * sizeof(T), cudaMemcpyHostToDevice)); }
+  void download(void* host) const { PECHECK_CUDA(cudaMemcpy(host, data_, n_ * sizeof(T), cudaMemcpyDeviceToHost)); }
+  /// Fills the data with all-ones bits (a NaN in every format) before a kernel that must write it all.
+  void poison() { PECHECK_CUDA(cudaMemset(data_, 0xFF, n_ * sizeof(T))); }
+  /// Throws when a kernel wrote into the sentinels after the data.
+  void check_guard(const char* name) const {
+    std::vector<unsigned char> tail(kGuard * sizeof(T));
+    PECHECK_CUDA(cudaMemcpy(tail.data(), data_ + n_, tail.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < tail.size(); ++i)
+      if (tail[i] != kSentinel)
+        throw std::runtime_error(std::string("CUDA kernel wrote past the end of ") + name + " (byte " +
+                                 std::to_string(i) + " after it)");
+  }
+
+ private:
+  static constexpr unsigned char kSentinel = 0xA5;
+  std::size_t n_;
+  T* data_ = nullptr;
+};
+
+template <class T>
+std::uint32_t bits_of(float v) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return b;
+  } else if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return double_to_bf16(v);
+  } else {
+    return double_to_f16(v);
+  }
+}
+
+template <class T>
+float value_of(const unsigned char* p) {
+  if constexpr (std::is_same_v<T, float>) {
+    float v;
+    std::memcpy(&v, p, 4);
+    return v;
+  } else {
+    std::uint16_t b;
+    std::memcpy(&b, p, 2);
+    return static_cast<float>(std::is_same_v<T, __nv_bfloat16> ? bf16_to_double(b) : f16_to_double(b));
+  }
+}
+
+/// Host floats <-> native storage bytes.
+template <class T>
+std::vector<unsigned char> pack(const float* v, std::size_t n) {
+  std::vector<unsigned char> out(n * sizeof(T));
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint32_t b = bits_of<T>(v[i]);
+    std::memcpy(out.data() + i * sizeof(T), &b, sizeof(T));
+  }
+  return out;
+}
+
+template <class T>
+void unpack(const std::vector<unsigned char>& bytes, float* out) {
+  for (std::size_t i = 0; i < bytes.size() / sizeof(T); ++i) out[i] = value_of<T>(bytes.data() + i * sizeof(T));
+}
+
+template <class F>
+void with_type(Storage dt, F&& f) {
+  switch (dt) {
+    case Storage::f32:
+      return f(float{});
+    case Storage::bf16:
+      return f(__nv_bfloat16{});
+    case Storage::f16:
+      return f(__half{});
+  }
+}
+
+unsigned blocks(std::int64_t threads, unsigned per_block) {
+  return static_cast<unsigned>((threads + per_block - 1) / per_block);
+}
+
+void finish_launch(const char* kernel) {
+  check(cudaGetLastError(), kernel);
+  check(cudaDeviceSynchronize(), kernel);
+}
+
+Device probe_in_child() {
+  int fds[2];
+  if (::pipe(fds) != 0) return {false, "cannot probe for a CUDA device: pipe failed"};
+  const pid_t pid = ::fork();
+  if (pid < 0) return {false, "cannot probe for a CUDA device: fork failed"};
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string answer;
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    cudaDeviceProp prop{};
+    if (e == cudaErrorInsufficientDriver) {
+      answer = "0no CUDA driver on this machine, or one older than the CUDA runtime (cudaErrorInsufficientDriver)";
+    } else if (e == cudaErrorNoDevice) {
+      answer = "0no CUDA device (cudaErrorNoDevice)";
+    } else if (e != cudaSuccess) {
+      answer = std::string("0no usable CUDA device: ") + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")";
+    } else if (n == 0) {
+      answer = "0no CUDA device";
+    } else if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+      answer = "0cannot read the properties of CUDA device 0";
+    } else if (prop.major < 9) {
+      answer = std::string("0CUDA device 0 (") + prop.name + ") has compute capability " + std::to_string(prop.major) +
+               "." + std::to_string(prop.minor) + "; this build carries sm_90 code and compute_90 PTX";
+    } else {
+      answer = std::string("1") + prop.name;
+    }
+    const ssize_t written = ::write(fds[1], answer.data(), answer.size());
+    _exit(written == static_cast<ssize_t>(answer.size()) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string answer;
+  char buf[512];
+  for (ssize_t r; (r = ::read(fds[0], buf, sizeof buf)) > 0;) answer.append(buf, static_cast<std::size_t>(r));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (answer.empty()) return {false, "the CUDA probe died (status " + std::to_string(status) + ")"};
+  return {answer[0] == '1', answer.substr(1)};
+}
+
+}  // namespace
+
+const Device& availability() {
+  static const Device d = probe_in_child();
+  return d;
+}
+
+void rope_apply(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
+                const angles::Frequency* freqs, float* x) {
+  if (tokens == 0) return;
+  const int pairs = r.rotary_dim / 2;
+  const std::size_t n = tokens * static_cast<std::size_t>(r.heads) * static_cast<std::size_t>(r.head_dim);
+  const auto t64 = static_cast<std::int64_t>(tokens);
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> xd(n);
+    DeviceBuffer<std::int64_t> pd(tokens);
+    DeviceBuffer<angles::Frequency> fd(static_cast<std::size_t>(pairs));
+    const auto bytes = pack<T>(x, n);
+    xd.upload(bytes.data());
+    pd.upload(positions);
+    fd.upload(freqs);
+    rope_kernel<T><<<blocks(t64 * pairs, 256), 256>>>(xd.data(), pd.data(), fd.data(), t64, r.heads, r.head_dim, pairs,
+                                                      r.interleaved, r.magnitude);
+    finish_launch("rope_kernel");
+    xd.check_guard("x");
+    std::vector<unsigned char> back(bytes.size());
+    xd.download(back.data());
+    unpack<T>(back, x);
+  });
+}
+
+void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t padding_idx,
+                      const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs, float* out) {
+  if (rows == 0) return;
+  const std::size_t n = rows * static_cast<std::size_t>(d_model);
+  const auto r64 = static_cast<std::int64_t>(rows);
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> od(n);
+    DeviceBuffer<std::int64_t> pd(rows);
+    DeviceBuffer<angles::Frequency> fd(static_cast<std::size_t>(d_model / 2));
+    od.poison();
+    pd.upload(positions);
+    fd.upload(freqs);
+    sinusoidal_kernel<T><<<blocks(r64 * (d_model / 2), 256), 256>>>(od.data(), pd.data(), fd.data(), r64, d_model,
+                                                                     interleaved, padding_idx);
+    finish_launch("sinusoidal_kernel");
+    od.check_guard("out");
+    std::vector<unsigned char> back(n * sizeof(T));
+    od.download(back.data());
+    for (std::size_t i = 0; i < n; ++i) {  // the poison: all-ones bits, never a sine
+      bool all_ones = true;
+      for (std::size_t k = 0; k < sizeof(T); ++k) all_ones = all_ones && back[i * sizeof(T) + k] == 0xFF;
+      if (all_ones) throw std::runtime_error("CUDA sinusoidal_kernel left out[" + std::to_string(i) + "] unwritten");
+    }
+    unpack<T>(back, out);
+  });
+}
+
+}  // namespace pecheck::cuda

@@ -1,0 +1,45 @@
+// The CUDA backend's host API: plain C++17 (no CUDA headers, no spec structs, fmt or spans), so
+// that the encoder and the backend table compile with the host compiler and nvcc, which CMake
+// 3.25 can drive only up to C++17, sees only what it runs; the encoder (cuda_encoder.cpp) checks
+// specs and shapes and computes the frequency tables. Tensors are floats carrying values of the dtype, as in
+// impl/encoder.hpp; each call packs them into native storage on the device (fp32, __nv_bfloat16,
+// __half), launches, checks every CUDA call and the launch, and unpacks. Every check that can
+// fail does so before anything is written back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "impl/angles.hpp"
+
+namespace pecheck::cuda {
+
+struct Device {
+  bool ok = false;
+  std::string reason;  ///< why not, when not ok; the device's name when ok
+};
+
+/// Whether a device can run this build's code (sm_90 SASS, compute_90 PTX). Probed once, in a
+/// child process: a parent that initialises CUDA and then forks leaves its children unable to
+/// use it, and pecheck runs every property in a forked child.
+const Device& availability();
+
+/// Storage dtype, numbered as pecheck::DType.
+enum class Storage { f32, bf16, f16 };
+
+struct RopeLaunch {
+  int heads = 1, head_dim = 2, rotary_dim = 2;
+  bool interleaved = true;
+  double magnitude = 1;  ///< YaRN's attention factor on cos and sin, else 1
+};
+
+/// x (positions, heads, head_dim) rotated in place; freqs holds rotary_dim / 2 frequencies.
+void rope_apply(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
+                const angles::Frequency* freqs, float* x);
+
+/// out (positions, d_model) = PE(positions); freqs holds d_model / 2 frequencies.
+void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t padding_idx,
+                      const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs, float* out);
+
+}  // namespace pecheck::cuda

@@ -1,0 +1,99 @@
+// The CUDA backend: always listed, with the reason when it cannot run (no nvcc at build time, no
+// device or driver at run time); on a device, RoPE and the sinusoidal table agree with the
+// double reference within 1u in every dtype, at positions up to 2^24 - 1, with partial rotary,
+// both layouts, a scaling rule and fairseq's padding row. (The properties run against `cuda` from
+// properties_test and `pecheck verify --backend cuda`; this is the backend's own smoke test.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "impl/backend_table.hpp"
+#include "properties/reference_encoder.hpp"
+
+namespace pecheck {
+namespace {
+
+const Backend& cuda_backend() {
+  for (const Backend& b : backend_table())
+    if (b.name == "cuda") return b;
+  throw std::logic_error("the backend table has no cuda entry");
+}
+
+/// The encoder, or a skip with the backend's own reason.
+#define PECHECK_CUDA_OR_SKIP(enc)                                   \
+  const Availability availability = cuda_backend().probe();         \
+  if (!availability.available) GTEST_SKIP() << availability.reason; \
+  const std::unique_ptr<Encoder> enc = cuda_backend().make()
+
+TEST(CudaBackend, IsListedAndSaysWhyWhenUnavailable) {
+  const Availability a = cuda_backend().probe();
+  if (!a.available) {
+    EXPECT_FALSE(a.reason.empty());
+    EXPECT_TRUE(a.reason.find("CUDA") != std::string::npos) << a.reason;
+  }
+}
+
+double worst_u(std::span<const float> got, std::span<const float> want, DType dt) {
+  double worst = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::fabs(double(got[i]) - want[i]) /
+                                (unit_roundoff(dt) * std::max(std::fabs(double(want[i])), min_normal(dt))));
+  return worst;
+}
+
+TEST(CudaBackend, RopeAgreesWithTheReference) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = make_reference_double_encoder();
+  const std::vector<std::int64_t> positions{0, 1, 7, 4096, 65537, (1 << 24) - 1};
+  for (DType dt : kAllDTypes)
+    for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half_split}) {
+      RopeSpec s{.head_dim = 20, .rotary_dim = 12, .base = 500000, .layout = layout};
+      s.scaling = {.kind = RopeScalingKind::yarn, .factor = 4, .original_max_position = 4096};
+      std::vector<float> x(positions.size() * 3 * 20);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(0.7 * double(i)));
+      std::vector<float> got = x, want = x;
+      enc->rope_apply(s, dt, 3, positions, got);
+      ref->rope_apply(s, dt, 3, positions, want);
+      EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
+      EXPECT_NE(got, x) << "nothing rotated";
+      for (std::size_t t = 0; t < positions.size() * 3; ++t)  // pass-through dims untouched
+        for (std::size_t k = 12; k < 20; ++k) EXPECT_EQ(got[t * 20 + k], x[t * 20 + k]);
+    }
+}
+
+TEST(CudaBackend, SinusoidalTableAgreesWithTheReference) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = make_reference_double_encoder();
+  const std::vector<std::int64_t> positions{0, 1, 2, 5000, (1 << 24) - 1};
+  for (DType dt : kAllDTypes) {
+    const SinusoidalSpec s{.d_model = 34,
+                           .layout = SinusoidalLayout::concatenated,
+                           .frequencies = SinusoidalFrequencies::fairseq,
+                           .padding_idx = 2};
+    std::vector<float> got(positions.size() * 34), want(got.size());
+    enc->sinusoidal_table(s, dt, positions, got);
+    ref->sinusoidal_table(s, dt, positions, want);
+    EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt);
+    EXPECT_TRUE(std::all_of(got.begin() + 2 * 34, got.begin() + 3 * 34, [](float v) { return v == 0; }));
+  }
+}
+
+TEST(CudaBackend, OperationsNotOnTheGpuAreSkipsWithAReason) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const Support s = enc->supports(Op::attention, DType::bf16);
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("not on the CUDA backend yet"), std::string::npos) << s.reason;
+  EXPECT_TRUE(enc->supports(Op::rope_apply, DType::bf16).ok);
+}
+
+TEST(CudaBackend, BadShapesThrowBeforeAnyLaunch) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  std::vector<float> x(7);
+  EXPECT_THROW(
+      enc->rope_apply(RopeSpec{.head_dim = 8, .rotary_dim = 8}, DType::f32, 1, std::vector<std::int64_t>{0}, x),
+      std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace pecheck
