@@ -79,6 +79,28 @@ TEST(CudaBackend, SinusoidalTableAgreesWithTheReference) {
   }
 }
 
+TEST(CudaBackend, AlibiAndT5BiasesEqualTheReference) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = make_reference_double_encoder();
+  const std::vector<std::int64_t> positions{0, 3, 4, 100, 4097};
+  for (DType dt : kAllDTypes) {
+    for (bool causal : {false, true}) {
+      const AlibiSpec s{.heads = 12, .causal = causal};  // not a power of two: the paper's second rule
+      std::vector<float> got(12 * 25), want(got.size());
+      enc->alibi_bias(s, dt, positions, got);
+      ref->alibi_bias(s, dt, positions, want);
+      EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
+    }
+    const T5Spec t{.heads = 3, .num_buckets = 32, .max_distance = 128, .bidirectional = true};
+    std::vector<float> table(32 * 3);
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = round_to(dt, 0.01 * double(i) - 0.4);
+    std::vector<float> got(3 * 25), want(got.size());
+    enc->t5_bias(t, dt, table, positions, got);
+    ref->t5_bias(t, dt, table, positions, want);
+    EXPECT_EQ(got, want) << dtype_name(dt);
+  }
+}
+
 TEST(CudaBackend, OperationsNotOnTheGpuAreSkipsWithAReason) {
   PECHECK_CUDA_OR_SKIP(enc);
   const Support s = enc->supports(Op::attention, DType::bf16);

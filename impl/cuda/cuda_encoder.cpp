@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "impl/alibi_slopes.hpp"
 #include "impl/cuda/kernels.hpp"
 #include "impl/rope_frequencies.hpp"
 
@@ -20,7 +21,7 @@ class CudaEncoder final : public Encoder {
   std::string name() const override { return "cuda"; }
 
   Support supports(Op op, DType) const override {
-    if (op == Op::rope_apply || op == Op::sinusoidal_table) return {};
+    if (op == Op::rope_apply || op == Op::sinusoidal_table || op == Op::alibi_bias || op == Op::t5_bias) return {};
     return {false, fmt::format("{} is not on the CUDA backend yet", op_name(op))};
   }
 
@@ -33,6 +34,26 @@ class CudaEncoder final : public Encoder {
       freqs[static_cast<std::size_t>(i)] = angles::frequency(i, s.frequency_width(), s.base);
     cuda::sinusoidal_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, s.padding_idx,
                            positions.data(), positions.size(), freqs.data(), out.data());
+  }
+
+  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,
+                  std::span<float> out) override {
+    s.validate();
+    shapes::alibi(s, positions.size(), out.size());
+    std::vector<double> slopes(static_cast<std::size_t>(s.heads));
+    for (int h = 0; h < s.heads; ++h) slopes[static_cast<std::size_t>(h)] = alibi::slope(h, s.heads);
+    cuda::alibi_bias(storage(dt), s.heads, s.causal, slopes.data(), positions.data(), positions.size(), out.data());
+  }
+
+  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
+               std::span<float> out) override {
+    s.validate();
+    shapes::t5(s, table.size(), positions.size(), out.size());
+    const cuda::T5Launch launch{.heads = s.heads,
+                                .num_buckets = s.num_buckets,
+                                .max_distance = s.max_distance,
+                                .bidirectional = s.bidirectional};
+    cuda::t5_bias(storage(dt), launch, table.data(), positions.data(), positions.size(), out.data());
   }
 
   void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,

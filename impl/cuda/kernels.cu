@@ -5,6 +5,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
+#include <math_constants.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,42 @@ __global__ void sinusoidal_kernel(T* out, const std::int64_t* pos, const angles:
   const angles::SinCos sc = angles::sincos(pos[t], freq[i]);
   store(row + si, sc.s);
   store(row + ci, sc.c);
+}
+
+/// One thread per (head, i, j).
+template <class T>
+__global__ void alibi_kernel(T* out, const std::int64_t* pos, const double* slopes, std::int64_t n, int heads,
+                             bool causal) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= heads * n * n) return;
+  const std::int64_t j = idx % n, i = idx / n % n;
+  const int h = static_cast<int>(idx / (n * n));
+  if (causal && j > i) {
+    store(out + idx, -CUDART_INF);
+    return;
+  }
+  const double distance = static_cast<double>(pos[i] - pos[j]);  // exact below 2^53
+  store(out + idx, -slopes[h] * (causal ? distance : fabs(distance)));
+}
+
+/// T5's bucket of a relative position, as the host backends compute it (log in double).
+__device__ int t5_bucket(std::int64_t relative, int half, int max_exact, bool bidirectional, double log_range) {
+  const int offset = bidirectional && relative > 0 ? half : 0;
+  const std::int64_t dist = bidirectional ? (relative < 0 ? -relative : relative) : (relative < 0 ? -relative : 0);
+  if (dist < max_exact) return offset + static_cast<int>(dist);
+  const double t = (half - max_exact) * log(static_cast<double>(dist) / max_exact) / log_range;
+  return offset + static_cast<int>(fmin(max_exact + floor(t), static_cast<double>(half - 1)));
+}
+
+/// One thread per (i, j): the bucket once, then every head.
+template <class T>
+__global__ void t5_kernel(T* out, const T* table, const std::int64_t* pos, std::int64_t n, int heads, int half,
+                          int max_exact, bool bidirectional, double log_range) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n * n) return;
+  const std::int64_t j = idx % n, i = idx / n;
+  const int b = t5_bucket(pos[j] - pos[i], half, max_exact, bidirectional, log_range);
+  for (int h = 0; h < heads; ++h) out[(h * n + i) * n + j] = table[b * heads + h];
 }
 
 // ---- host side ----
@@ -178,6 +215,17 @@ void finish_launch(const char* kernel) {
   check(cudaDeviceSynchronize(), kernel);
 }
 
+/// Throws when an element of a poisoned output still holds all-ones bits: never written.
+template <class T>
+void check_written(const std::vector<unsigned char>& back, const char* kernel) {
+  for (std::size_t i = 0; i < back.size() / sizeof(T); ++i) {
+    bool all_ones = true;
+    for (std::size_t k = 0; k < sizeof(T); ++k) all_ones = all_ones && back[i * sizeof(T) + k] == 0xFF;
+    if (all_ones)
+      throw std::runtime_error(std::string("CUDA ") + kernel + " left out[" + std::to_string(i) + "] unwritten");
+  }
+}
+
 Device probe_in_child() {
   int fds[2];
   if (::pipe(fds) != 0) return {false, "cannot probe for a CUDA device: pipe failed"};
@@ -270,11 +318,58 @@ void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t pa
     od.check_guard("out");
     std::vector<unsigned char> back(n * sizeof(T));
     od.download(back.data());
-    for (std::size_t i = 0; i < n; ++i) {  // the poison: all-ones bits, never a sine
-      bool all_ones = true;
-      for (std::size_t k = 0; k < sizeof(T); ++k) all_ones = all_ones && back[i * sizeof(T) + k] == 0xFF;
-      if (all_ones) throw std::runtime_error("CUDA sinusoidal_kernel left out[" + std::to_string(i) + "] unwritten");
-    }
+    check_written<T>(back, "sinusoidal_kernel");  // the poison: all-ones bits, never a sine
+    unpack<T>(back, out);
+  });
+}
+
+void alibi_bias(Storage dt, int heads, bool causal, const double* slopes, const std::int64_t* positions, std::size_t n,
+                float* out) {
+  if (n == 0) return;
+  const std::size_t count = static_cast<std::size_t>(heads) * n * n;
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> od(count);
+    DeviceBuffer<std::int64_t> pd(n);
+    DeviceBuffer<double> sd(static_cast<std::size_t>(heads));
+    od.poison();
+    pd.upload(positions);
+    sd.upload(slopes);
+    alibi_kernel<T><<<blocks(static_cast<std::int64_t>(count), 256), 256>>>(od.data(), pd.data(), sd.data(),
+                                                                             static_cast<std::int64_t>(n), heads, causal);
+    finish_launch("alibi_kernel");
+    od.check_guard("out");
+    std::vector<unsigned char> back(count * sizeof(T));
+    od.download(back.data());
+    check_written<T>(back, "alibi_kernel");
+    unpack<T>(back, out);
+  });
+}
+
+void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64_t* positions, std::size_t n,
+             float* out) {
+  if (n == 0) return;
+  const std::size_t count = static_cast<std::size_t>(t.heads) * n * n;
+  const std::size_t table_size = static_cast<std::size_t>(t.num_buckets) * static_cast<std::size_t>(t.heads);
+  const int half = t.bidirectional ? t.num_buckets / 2 : t.num_buckets, max_exact = half / 2;
+  const double log_range = std::log(static_cast<double>(t.max_distance) / max_exact);
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> od(count);
+    DeviceBuffer<T> td(table_size);
+    DeviceBuffer<std::int64_t> pd(n);
+    od.poison();
+    const auto table_bytes = pack<T>(table, table_size);
+    td.upload(table_bytes.data());
+    pd.upload(positions);
+    t5_kernel<T><<<blocks(static_cast<std::int64_t>(n * n), 256), 256>>>(od.data(), td.data(), pd.data(),
+                                                                          static_cast<std::int64_t>(n), t.heads, half,
+                                                                          max_exact, t.bidirectional, log_range);
+    finish_launch("t5_kernel");
+    od.check_guard("out");
+    std::vector<unsigned char> back(count * sizeof(T));
+    od.download(back.data());
+    check_written<T>(back, "t5_kernel");
     unpack<T>(back, out);
   });
 }

@@ -42,4 +42,18 @@ void rope_apply(Storage dt, const RopeLaunch& r, const std::int64_t* positions, 
 void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t padding_idx,
                       const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs, float* out);
 
+/// out (heads, n, n): ALiBi, -slopes[h] |p_i - p_j|, or causal -slopes[h] (p_i - p_j) with -inf
+/// for j > i.
+void alibi_bias(Storage dt, int heads, bool causal, const double* slopes, const std::int64_t* positions, std::size_t n,
+                float* out);
+
+struct T5Launch {
+  int heads = 1, num_buckets = 32, max_distance = 128;
+  bool bidirectional = true;
+};
+
+/// out (heads, n, n) = table[bucket(p_j - p_i), h]; table (num_buckets, heads) of dtype values.
+void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64_t* positions, std::size_t n,
+             float* out);
+
 }  // namespace pecheck::cuda
