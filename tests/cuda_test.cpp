@@ -101,6 +101,35 @@ TEST(CudaBackend, AlibiAndT5BiasesEqualTheReference) {
   }
 }
 
+TEST(CudaBackend, LearnedAddAndShawScoresAgreeWithTheReference) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = make_reference_double_encoder();
+  const std::vector<std::int64_t> positions{0, 2, 9, 5, 40};
+  for (DType dt : kAllDTypes) {
+    const LearnedSpec l{.max_len = 41, .d_model = 6};
+    std::vector<float> table(41 * 6), x(5 * 6);
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = round_to(dt, std::sin(double(i)));
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(3.0 * double(i)));
+    std::vector<float> got = x, want = x;
+    enc->learned_add(l, dt, table, positions, got);
+    ref->learned_add(l, dt, table, positions, want);
+    EXPECT_EQ(got, want) << dtype_name(dt);  // one rounding of an exact sum: bitwise
+    std::vector<float> past = x;
+    EXPECT_THROW(enc->learned_add(l, dt, table, std::vector<std::int64_t>{0, 2, 9, 5, 41}, past), std::out_of_range);
+    EXPECT_EQ(past, x) << "nothing written before the refusal";
+
+    const ShawSpec s{.max_distance = 4, .head_dim = 8};
+    std::vector<float> q(5 * 8), k(5 * 8), r(9 * 8);
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = round_to(dt, std::sin(0.3 * double(i)));
+    for (std::size_t i = 0; i < k.size(); ++i) k[i] = round_to(dt, std::cos(0.2 * double(i)));
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] = round_to(dt, 0.05 * double(i) - 1);
+    std::vector<float> scores(25), exact(25);
+    enc->shaw_scores(s, dt, q, k, r, positions, scores);
+    ref->shaw_scores(s, dt, q, k, r, positions, exact);
+    EXPECT_LE(worst_u(scores, exact, dt), 1.0) << dtype_name(dt);
+  }
+}
+
 TEST(CudaBackend, OperationsNotOnTheGpuAreSkipsWithAReason) {
   PECHECK_CUDA_OR_SKIP(enc);
   const Support s = enc->supports(Op::attention, DType::bf16);

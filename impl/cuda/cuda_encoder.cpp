@@ -21,7 +21,9 @@ class CudaEncoder final : public Encoder {
   std::string name() const override { return "cuda"; }
 
   Support supports(Op op, DType) const override {
-    if (op == Op::rope_apply || op == Op::sinusoidal_table || op == Op::alibi_bias || op == Op::t5_bias) return {};
+    if (op == Op::rope_apply || op == Op::sinusoidal_table || op == Op::alibi_bias || op == Op::t5_bias ||
+        op == Op::learned_add || op == Op::shaw_scores)
+      return {};
     return {false, fmt::format("{} is not on the CUDA backend yet", op_name(op))};
   }
 
@@ -34,6 +36,25 @@ class CudaEncoder final : public Encoder {
       freqs[static_cast<std::size_t>(i)] = angles::frequency(i, s.frequency_width(), s.base);
     cuda::sinusoidal_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, s.padding_idx,
                            positions.data(), positions.size(), freqs.data(), out.data());
+  }
+
+  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
+                   std::span<const std::int64_t> positions, std::span<float> x) override {
+    s.validate();
+    shapes::learned(s, table.size(), positions.size(), x.size());
+    for (const std::int64_t p : positions)  // refused before anything is copied: never a wrap
+      if (p < 0 || p >= s.max_len)
+        throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", p, s.max_len));
+    cuda::learned_add(storage(dt), s.d_model, s.max_len, table.data(), positions.data(), positions.size(), x.data());
+  }
+
+  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
+                   std::span<const float> table, std::span<const std::int64_t> positions,
+                   std::span<float> out) override {
+    s.validate();
+    shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
+    cuda::shaw_scores(storage(dt), s.head_dim, s.max_distance, q.data(), k.data(), table.data(), positions.data(),
+                      positions.size(), out.data());
   }
 
   void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,

@@ -117,6 +117,30 @@ __global__ void t5_kernel(T* out, const T* table, const std::int64_t* pos, std::
   for (int h = 0; h < heads; ++h) out[(h * n + i) * n + j] = table[b * heads + h];
 }
 
+/// One thread per element: the sum of two dtype values is exact in double, then rounded once.
+template <class T>
+__global__ void learned_kernel(T* x, const T* table, const std::int64_t* pos, std::int64_t n, int d) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n * d) return;
+  const std::int64_t t = idx / d, c = idx % d;
+  store(x + idx, load(x + idx) + load(table + pos[t] * d + c));
+}
+
+/// One thread per (i, j), the dot products accumulated in double and rounded once.
+template <class T>
+__global__ void shaw_kernel(T* out, const T* q, const T* k, const T* r, const std::int64_t* pos, std::int64_t n, int d,
+                            int max_distance) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n * n) return;
+  const std::int64_t j = idx % n, i = idx / n;
+  std::int64_t rel = pos[j] - pos[i];
+  rel = rel < -max_distance ? -max_distance : rel > max_distance ? max_distance : rel;
+  const T* row = r + (rel + max_distance) * d;
+  double acc = 0;
+  for (int c = 0; c < d; ++c) acc += load(q + i * d + c) * (load(k + j * d + c) + load(row + c));
+  store(out + idx, acc);
+}
+
 // ---- host side ----
 
 /// A device buffer of n elements of T followed by kGuard sentinel elements, checked after use.
@@ -370,6 +394,54 @@ void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64
     std::vector<unsigned char> back(count * sizeof(T));
     od.download(back.data());
     check_written<T>(back, "t5_kernel");
+    unpack<T>(back, out);
+  });
+}
+
+void learned_add(Storage dt, int d, int max_len, const float* table, const std::int64_t* positions, std::size_t n,
+                 float* x) {
+  if (n == 0) return;
+  const std::size_t count = n * static_cast<std::size_t>(d), table_size = static_cast<std::size_t>(max_len) * d;
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> xd(count);
+    DeviceBuffer<T> td(table_size);
+    DeviceBuffer<std::int64_t> pd(n);
+    const auto x_bytes = pack<T>(x, count), table_bytes = pack<T>(table, table_size);
+    xd.upload(x_bytes.data());
+    td.upload(table_bytes.data());
+    pd.upload(positions);
+    learned_kernel<T><<<blocks(static_cast<std::int64_t>(count), 256), 256>>>(xd.data(), td.data(), pd.data(),
+                                                                                static_cast<std::int64_t>(n), d);
+    finish_launch("learned_kernel");
+    xd.check_guard("x");
+    std::vector<unsigned char> back(x_bytes.size());
+    xd.download(back.data());
+    unpack<T>(back, x);
+  });
+}
+
+void shaw_scores(Storage dt, int d, int max_distance, const float* q, const float* k, const float* table,
+                 const std::int64_t* positions, std::size_t n, float* out) {
+  if (n == 0) return;
+  const std::size_t qk = n * static_cast<std::size_t>(d), rows = static_cast<std::size_t>(2 * max_distance + 1) * d;
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> od(n * n), qd(qk), kd(qk), rd(rows);
+    DeviceBuffer<std::int64_t> pd(n);
+    od.poison();
+    const auto q_bytes = pack<T>(q, qk), k_bytes = pack<T>(k, qk), r_bytes = pack<T>(table, rows);
+    qd.upload(q_bytes.data());
+    kd.upload(k_bytes.data());
+    rd.upload(r_bytes.data());
+    pd.upload(positions);
+    shaw_kernel<T><<<blocks(static_cast<std::int64_t>(n * n), 256), 256>>>(
+        od.data(), qd.data(), kd.data(), rd.data(), pd.data(), static_cast<std::int64_t>(n), d, max_distance);
+    finish_launch("shaw_kernel");
+    od.check_guard("out");
+    std::vector<unsigned char> back(n * n * sizeof(T));
+    od.download(back.data());
+    check_written<T>(back, "shaw_kernel");
     unpack<T>(back, out);
   });
 }

@@ -56,4 +56,12 @@ struct T5Launch {
 void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64_t* positions, std::size_t n,
              float* out);
 
+/// x (n, d) += table[positions] (table (max_len, d)); positions already checked in range.
+void learned_add(Storage dt, int d, int max_len, const float* table, const std::int64_t* positions, std::size_t n,
+                 float* x);
+
+/// out (n, n) = q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K) + K]; q, k (n, d), r (2K+1, d).
+void shaw_scores(Storage dt, int d, int max_distance, const float* q, const float* k, const float* table,
+                 const std::int64_t* positions, std::size_t n, float* out);
+
 }  // namespace pecheck::cuda
