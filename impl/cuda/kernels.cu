@@ -398,6 +398,29 @@ void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64
   });
 }
 
+void rope_apply_on_device(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
+                          const angles::Frequency* freqs, void* x) {
+  const auto t64 = static_cast<std::int64_t>(tokens);
+  const int pairs = r.rotary_dim / 2;
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    rope_kernel<T><<<blocks(t64 * pairs, 256), 256>>>(static_cast<T*>(x), positions, freqs, t64, r.heads, r.head_dim,
+                                                      pairs, r.interleaved, r.magnitude);
+  });
+  check(cudaGetLastError(), "rope_kernel");
+}
+
+void sinusoidal_table_on_device(Storage dt, int d_model, bool interleaved, const std::int64_t* positions,
+                                std::size_t rows, const angles::Frequency* freqs, void* out) {
+  const auto r64 = static_cast<std::int64_t>(rows);
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    sinusoidal_kernel<T><<<blocks(r64 * (d_model / 2), 256), 256>>>(static_cast<T*>(out), positions, freqs, r64,
+                                                                     d_model, interleaved, -1);
+  });
+  check(cudaGetLastError(), "sinusoidal_kernel");
+}
+
 void learned_add(Storage dt, int d, int max_len, const float* table, const std::int64_t* positions, std::size_t n,
                  float* x) {
   if (n == 0) return;

@@ -64,4 +64,11 @@ void learned_add(Storage dt, int d, int max_len, const float* table, const std::
 void shaw_scores(Storage dt, int d, int max_distance, const float* q, const float* k, const float* table,
                  const std::int64_t* positions, std::size_t n, float* out);
 
+/// The kernels alone, for the benchmarks: every pointer is device memory, the launch is queued
+/// on the default stream and checked (cudaGetLastError), nothing is copied or synchronised.
+void rope_apply_on_device(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
+                          const angles::Frequency* freqs, void* x);
+void sinusoidal_table_on_device(Storage dt, int d_model, bool interleaved, const std::int64_t* positions,
+                                std::size_t rows, const angles::Frequency* freqs, void* out);
+
 }  // namespace pecheck::cuda
