@@ -130,9 +130,34 @@ TEST(CudaBackend, LearnedAddAndShawScoresAgreeWithTheReference) {
   }
 }
 
+TEST(CudaBackend, AttentionWithEachPeIsCloseToTheReference) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = make_reference_double_encoder();
+  const std::vector<std::int64_t> positions{0, 1, 5, 6, 300};
+  for (AttentionPE pe :
+       {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw})
+    for (bool causal : {false, true}) {
+      const AttentionSpec s{.heads = 2, .head_dim = 8, .causal = causal, .pe = pe, .shaw_max_distance = 2};
+      std::vector<float> q(5 * 16), k(5 * 16), v(5 * 16), r(pe == AttentionPE::shaw ? 5 * 8 : 0);
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        q[i] = round_to(DType::f32, std::sin(1.1 * double(i)));
+        k[i] = round_to(DType::f32, std::cos(0.9 * double(i)));
+        v[i] = round_to(DType::f32, std::sin(0.5 * double(i) + 1));
+      }
+      for (std::size_t i = 0; i < r.size(); ++i) r[i] = round_to(DType::f32, 0.1 * double(i) - 2);
+      std::vector<float> got(q.size()), want(q.size());
+      enc->attention(s, DType::f32, positions, q, k, v, r, got);
+      ref->attention(s, DType::f32, positions, q, k, v, r, want);
+      double worst = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+      // A smoke test: attention.agrees_with_reference holds the derived bound; |V'| <= 2 here.
+      EXPECT_LE(worst, 64 * 0x1p-24 * 2) << s.describe();
+    }
+}
+
 TEST(CudaBackend, OperationsNotOnTheGpuAreSkipsWithAReason) {
   PECHECK_CUDA_OR_SKIP(enc);
-  const Support s = enc->supports(Op::attention, DType::bf16);
+  const Support s = enc->supports(Op::rope2d_apply, DType::bf16);
   EXPECT_FALSE(s.ok);
   EXPECT_NE(s.reason.find("not on the CUDA backend yet"), std::string::npos) << s.reason;
   EXPECT_TRUE(enc->supports(Op::rope_apply, DType::bf16).ok);

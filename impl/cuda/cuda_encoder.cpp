@@ -15,6 +15,7 @@ namespace {
 
 cuda::Storage storage(DType dt) { return static_cast<cuda::Storage>(static_cast<int>(dt)); }
 static_assert(static_cast<int>(DType::f16) == static_cast<int>(cuda::Storage::f16));
+static_assert(static_cast<int>(AttentionPE::alibi) == 3 && static_cast<int>(AttentionPE::shaw) == 4);
 
 class CudaEncoder final : public Encoder {
  public:
@@ -22,7 +23,7 @@ class CudaEncoder final : public Encoder {
 
   Support supports(Op op, DType) const override {
     if (op == Op::rope_apply || op == Op::sinusoidal_table || op == Op::alibi_bias || op == Op::t5_bias ||
-        op == Op::learned_add || op == Op::shaw_scores)
+        op == Op::learned_add || op == Op::shaw_scores || op == Op::attention)
       return {};
     return {false, fmt::format("{} is not on the CUDA backend yet", op_name(op))};
   }
@@ -75,6 +76,33 @@ class CudaEncoder final : public Encoder {
                                 .max_distance = s.max_distance,
                                 .bidirectional = s.bidirectional};
     cuda::t5_bias(storage(dt), launch, table.data(), positions.data(), positions.size(), out.data());
+  }
+
+  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
+                 std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+                 std::span<float> out) override {
+    s.validate();
+    shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+    if (s.head_dim > cuda::kMaxAttentionHeadDim)
+      throw Unsupported(
+          fmt::format("CUDA attention takes head_dim <= {}, got {}", cuda::kMaxAttentionHeadDim, s.head_dim));
+    std::vector<double> slopes(static_cast<std::size_t>(s.heads));
+    for (int h = 0; h < s.heads; ++h) slopes[static_cast<std::size_t>(h)] = alibi::slope(h, s.heads);
+    std::vector<angles::Frequency> freqs;
+    if (s.pe == AttentionPE::sinusoidal)
+      for (int i = 0; i < s.width() / 2; ++i)
+        freqs.push_back(angles::frequency(i, s.sinusoidal().frequency_width(), s.pe_base));
+    if (s.pe == AttentionPE::rope) freqs = angles::rope_frequencies(s.rope());
+    const cuda::AttentionLaunch launch{.heads = s.heads,
+                                       .head_dim = s.head_dim,
+                                       .causal = s.causal,
+                                       .scale = s.effective_scale(),
+                                       .pe = static_cast<int>(s.pe),
+                                       .rope_interleaved = s.rope_layout == RopeLayout::interleaved,
+                                       .shaw_max_distance = s.shaw_max_distance};
+    cuda::attention(storage(dt), launch, positions.data(), positions.size(), q.data(), k.data(), v.data(),
+                    shaw_table.data(), s.pe == AttentionPE::shaw ? shaw_table.size() : 0, slopes.data(), freqs.data(),
+                    freqs.size(), out.data());
   }
 
   void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,

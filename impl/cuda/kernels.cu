@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -139,6 +140,66 @@ __global__ void shaw_kernel(T* out, const T* q, const T* k, const T* r, const st
   double acc = 0;
   for (int c = 0; c < d; ++c) acc += load(q + i * d + c) * (load(k + j * d + c) + load(row + c));
   store(out + idx, acc);
+}
+
+/// Adds a row of the PE table to every one of Q, K and V (identity projections), in float.
+__global__ void add_pe_kernel(float* q, float* k, float* v, const float* pe, std::int64_t count) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= count) return;
+  q[idx] += pe[idx];
+  k[idx] += pe[idx];
+  v[idx] += pe[idx];
+}
+
+/// Widens storage to float working copies.
+template <class T>
+__global__ void widen_kernel(float* out, const T* in, std::int64_t count) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx < count) out[idx] = static_cast<float>(load(in + idx));
+}
+
+/// One thread per (query, head): an online softmax over the keys in double, the accumulator in
+/// a per-thread array (correctness first: tiling and tensor cores are later work).
+template <class T>
+__global__ void attention_kernel(T* out, const float* q, const float* k, const float* v, const float* shaw,
+                                 const double* slopes, const std::int64_t* pos, std::int64_t n, int heads, int d,
+                                 bool causal, double scale, int pe, int max_distance) {
+  const std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (idx >= n * heads) return;
+  const std::int64_t i = idx / heads;
+  const int h = static_cast<int>(idx % heads);
+  const std::int64_t keys = causal ? i + 1 : n;
+  const float* qi = q + idx * d;
+  double m = -CUDART_INF, sum = 0;
+  double acc[kMaxAttentionHeadDim];
+  for (int c = 0; c < d; ++c) acc[c] = 0;
+  for (std::int64_t j = 0; j < keys; ++j) {
+    const float* kj = k + (j * heads + h) * d;
+    double dot = 0;
+    for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
+    if (pe == 4) {  // Shaw: q_i . r(p_j - p_i), before scaling
+      std::int64_t rel = pos[j] - pos[i];
+      rel = rel < -max_distance ? -max_distance : rel > max_distance ? max_distance : rel;
+      const float* r = shaw + (rel + max_distance) * d;
+      for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * r[c];
+    }
+    double l = scale * dot;
+    if (pe == 3) {  // ALiBi
+      const double dist = static_cast<double>(pos[i] - pos[j]);
+      l += -slopes[h] * (causal ? dist : fabs(dist));
+    }
+    if (l > m) {  // a new maximum rescales what was accumulated
+      const double correction = exp(m - l);
+      sum *= correction;
+      for (int c = 0; c < d; ++c) acc[c] *= correction;
+      m = l;
+    }
+    const double w = exp(l - m);
+    sum += w;
+    const float* vj = v + (j * heads + h) * d;
+    for (int c = 0; c < d; ++c) acc[c] += w * vj[c];
+  }
+  for (int c = 0; c < d; ++c) store(out + idx * d + c, acc[c] / sum);
 }
 
 // ---- host side ----
@@ -394,6 +455,63 @@ void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64
     std::vector<unsigned char> back(count * sizeof(T));
     od.download(back.data());
     check_written<T>(back, "t5_kernel");
+    unpack<T>(back, out);
+  });
+}
+
+void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n, const float* q,
+               const float* k, const float* v, const float* shaw_table, std::size_t shaw_size, const double* slopes,
+               const angles::Frequency* freqs, std::size_t freq_count, float* out) {
+  if (n == 0) return;
+  const std::size_t count = n * static_cast<std::size_t>(a.heads) * static_cast<std::size_t>(a.head_dim);
+  const auto c64 = static_cast<std::int64_t>(count), n64 = static_cast<std::int64_t>(n);
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    DeviceBuffer<T> od(count), qs(count), ks(count), vs(count);
+    DeviceBuffer<float> qf(count), kf(count), vf(count), shaw(std::max<std::size_t>(shaw_size, 1));
+    DeviceBuffer<std::int64_t> pd(n);
+    DeviceBuffer<double> sd(static_cast<std::size_t>(a.heads));
+    DeviceBuffer<angles::Frequency> fd(std::max<std::size_t>(freq_count, 1));
+    od.poison();
+    // Inputs arrive as dtype values: stored in T, widened to float working copies on the device.
+    const auto qb = pack<T>(q, count), kb = pack<T>(k, count), vb = pack<T>(v, count);
+    qs.upload(qb.data());
+    ks.upload(kb.data());
+    vs.upload(vb.data());
+    widen_kernel<T><<<blocks(c64, 256), 256>>>(qf.data(), qs.data(), c64);
+    widen_kernel<T><<<blocks(c64, 256), 256>>>(kf.data(), ks.data(), c64);
+    widen_kernel<T><<<blocks(c64, 256), 256>>>(vf.data(), vs.data(), c64);
+    finish_launch("widen_kernel");
+    pd.upload(positions);
+    if (shaw_size) {
+      const auto sb = pack<float>(shaw_table, shaw_size);
+      shaw.upload(sb.data());
+    }
+    if (a.pe == 3) sd.upload(slopes);
+    if (freq_count) fd.upload(freqs);
+    const int width = a.heads * a.head_dim;
+    if (a.pe == 1) {  // the sinusoid of width heads*head_dim, in float, added to Q, K and V
+      DeviceBuffer<float> table(count);
+      sinusoidal_kernel<float><<<blocks(n64 * (width / 2), 256), 256>>>(table.data(), pd.data(), fd.data(), n64, width,
+                                                                        true, -1);
+      add_pe_kernel<<<blocks(c64, 256), 256>>>(qf.data(), kf.data(), vf.data(), table.data(), c64);
+      finish_launch("add_pe_kernel");
+    } else if (a.pe == 2) {  // RoPE on Q and K, in float
+      const int pairs = a.head_dim / 2;
+      rope_kernel<float><<<blocks(n64 * pairs, 256), 256>>>(qf.data(), pd.data(), fd.data(), n64, a.heads, a.head_dim,
+                                                            pairs, a.rope_interleaved, 1.0);
+      rope_kernel<float><<<blocks(n64 * pairs, 256), 256>>>(kf.data(), pd.data(), fd.data(), n64, a.heads, a.head_dim,
+                                                            pairs, a.rope_interleaved, 1.0);
+      finish_launch("rope_kernel");
+    }
+    attention_kernel<T><<<blocks(n64 * a.heads, 128), 128>>>(od.data(), qf.data(), kf.data(), vf.data(), shaw.data(),
+                                                             sd.data(), pd.data(), n64, a.heads, a.head_dim, a.causal,
+                                                             a.scale, a.pe, a.shaw_max_distance);
+    finish_launch("attention_kernel");
+    od.check_guard("out");
+    std::vector<unsigned char> back(count * sizeof(T));
+    od.download(back.data());
+    check_written<T>(back, "attention_kernel");
     unpack<T>(back, out);
   });
 }

@@ -64,6 +64,24 @@ void learned_add(Storage dt, int d, int max_len, const float* table, const std::
 void shaw_scores(Storage dt, int d, int max_distance, const float* q, const float* k, const float* table,
                  const std::int64_t* positions, std::size_t n, float* out);
 
+/// Attention forward; pe numbered as pecheck::AttentionPE (none, sinusoidal, rope, alibi, shaw).
+struct AttentionLaunch {
+  int heads = 1, head_dim = 1;
+  bool causal = false;
+  double scale = 1;
+  int pe = 0;
+  bool rope_interleaved = false;
+  int shaw_max_distance = 0;
+};
+constexpr int kMaxAttentionHeadDim = 256;  ///< the per-thread accumulator's size
+
+/// out (n, heads, head_dim) = softmax(scale S + B) V per head with the PE plugged in; q, k, v of
+/// that shape; shaw_table (2K+1, head_dim) read for pe == shaw; slopes (heads) for alibi; freqs:
+/// the sinusoid's (heads*head_dim / 2) or RoPE's (head_dim / 2) frequencies.
+void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n, const float* q,
+               const float* k, const float* v, const float* shaw_table, std::size_t shaw_size, const double* slopes,
+               const angles::Frequency* freqs, std::size_t freq_count, float* out);
+
 /// The kernels alone, for the benchmarks: every pointer is device memory, the launch is queued
 /// on the default stream and checked (cudaGetLastError), nothing is copied or synchronised.
 void rope_apply_on_device(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
