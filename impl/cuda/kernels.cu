@@ -311,6 +311,17 @@ void check_written(const std::vector<unsigned char>& back, const char* kernel) {
   }
 }
 
+/// After a kernel that must write all of od: its sentinels, then every element written, then the
+/// values into out.
+template <class T>
+void collect(const DeviceBuffer<T>& od, std::size_t count, const char* kernel, float* out) {
+  od.check_guard("out");
+  std::vector<unsigned char> back(count * sizeof(T));
+  od.download(back.data());
+  check_written<T>(back, kernel);  // the poison: all-ones bits, never a value a kernel writes
+  unpack<T>(back, out);
+}
+
 Device probe_in_child() {
   int fds[2];
   if (::pipe(fds) != 0) return {false, "cannot probe for a CUDA device: pipe failed"};
@@ -400,11 +411,7 @@ void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t pa
     sinusoidal_kernel<T><<<blocks(r64 * (d_model / 2), 256), 256>>>(od.data(), pd.data(), fd.data(), r64, d_model,
                                                                      interleaved, padding_idx);
     finish_launch("sinusoidal_kernel");
-    od.check_guard("out");
-    std::vector<unsigned char> back(n * sizeof(T));
-    od.download(back.data());
-    check_written<T>(back, "sinusoidal_kernel");  // the poison: all-ones bits, never a sine
-    unpack<T>(back, out);
+    collect(od, n, "sinusoidal_kernel", out);
   });
 }
 
@@ -423,11 +430,7 @@ void alibi_bias(Storage dt, int heads, bool causal, const double* slopes, const 
     alibi_kernel<T><<<blocks(static_cast<std::int64_t>(count), 256), 256>>>(od.data(), pd.data(), sd.data(),
                                                                              static_cast<std::int64_t>(n), heads, causal);
     finish_launch("alibi_kernel");
-    od.check_guard("out");
-    std::vector<unsigned char> back(count * sizeof(T));
-    od.download(back.data());
-    check_written<T>(back, "alibi_kernel");
-    unpack<T>(back, out);
+    collect(od, count, "alibi_kernel", out);
   });
 }
 
@@ -451,11 +454,7 @@ void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64
                                                                           static_cast<std::int64_t>(n), t.heads, half,
                                                                           max_exact, t.bidirectional, log_range);
     finish_launch("t5_kernel");
-    od.check_guard("out");
-    std::vector<unsigned char> back(count * sizeof(T));
-    od.download(back.data());
-    check_written<T>(back, "t5_kernel");
-    unpack<T>(back, out);
+    collect(od, count, "t5_kernel", out);
   });
 }
 
@@ -508,11 +507,7 @@ void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positio
                                                              sd.data(), pd.data(), n64, a.heads, a.head_dim, a.causal,
                                                              a.scale, a.pe, a.shaw_max_distance);
     finish_launch("attention_kernel");
-    od.check_guard("out");
-    std::vector<unsigned char> back(count * sizeof(T));
-    od.download(back.data());
-    check_written<T>(back, "attention_kernel");
-    unpack<T>(back, out);
+    collect(od, count, "attention_kernel", out);
   });
 }
 
@@ -579,11 +574,7 @@ void shaw_scores(Storage dt, int d, int max_distance, const float* q, const floa
     shaw_kernel<T><<<blocks(static_cast<std::int64_t>(n * n), 256), 256>>>(
         od.data(), qd.data(), kd.data(), rd.data(), pd.data(), static_cast<std::int64_t>(n), d, max_distance);
     finish_launch("shaw_kernel");
-    od.check_guard("out");
-    std::vector<unsigned char> back(n * n * sizeof(T));
-    od.download(back.data());
-    check_written<T>(back, "shaw_kernel");
-    unpack<T>(back, out);
+    collect(od, n * n, "shaw_kernel", out);
   });
 }
 
