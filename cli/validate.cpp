@@ -29,11 +29,8 @@ std::string describe(const plugin::Declaration& d) {
 
 /// What the declaration alone says about a property x dtype, before any child is started.
 std::optional<std::string> skip_reason(const plugin::Declaration& d, const Property& p, DType dt) {
-  const auto bit = plugin::abi_op(p.op);
-  if (!bit) return fmt::format("plugin ABI {} has no {}", PECHECK_ABI_VERSION, op_name(p.op));
-  if (!(d.ops >> *bit & 1u)) return fmt::format("{} does not offer {}", d.name, op_name(p.op));
-  if (!(d.dtypes >> static_cast<int>(dt) & 1u)) return fmt::format("{} does not store {}", d.name, dtype_name(dt));
-  if (!(d.conventions >> *bit & 1u) && !p.convention_free)
+  if (auto why = plugin::declined(d, p.op, dt)) return why;
+  if (!(d.conventions >> *plugin::abi_op(p.op) & 1u) && !p.convention_free)
     return fmt::format("{} states no convention for {}: only convention-free properties apply", d.name, op_name(p.op));
   return std::nullopt;
 }

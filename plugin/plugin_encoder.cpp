@@ -181,11 +181,7 @@ class PluginEncoder final : public Encoder {
   std::string name() const override { return decl_.name; }
 
   Support supports(Op op, DType dt) const override {
-    const auto abi = abi_op(op);
-    if (!abi) return {false, fmt::format("plugin ABI {} has no {}", PECHECK_ABI_VERSION, op_name(op))};
-    if (!(decl_.ops >> *abi & 1u)) return {false, fmt::format("{} does not offer {}", decl_.name, op_name(op))};
-    if (!(decl_.dtypes >> abi_dtype(dt) & 1u))
-      return {false, fmt::format("{} does not store {}", decl_.name, dtype_name(dt))};
+    if (auto why = declined(decl_, op, dt)) return {false, std::move(*why)};
     return {};
   }
 

@@ -109,6 +109,14 @@ std::optional<int> abi_op(Op op) {
   return std::nullopt;
 }
 
+std::optional<std::string> declined(const Declaration& d, Op op, DType dt) {
+  const auto bit = abi_op(op);
+  if (!bit) return fmt::format("plugin ABI {} has no {}", PECHECK_ABI_VERSION, op_name(op));
+  if (!(d.ops >> *bit & 1u)) return fmt::format("{} does not offer {}", d.name, op_name(op));
+  if (!(d.dtypes >> static_cast<int>(dt) & 1u)) return fmt::format("{} does not store {}", d.name, dtype_name(dt));
+  return std::nullopt;
+}
+
 Backend as_backend(const Declaration& d) {
   return {d.name, fmt::format("plugin {}", d.path),
           [] {

@@ -45,6 +45,10 @@ Declaration declaration_of(const std::string& path, const pecheck_plugin& p);
 /// The ABI's number for an operation, or none (the 2-D operations are not in ABI 1).
 std::optional<int> abi_op(Op op);
 
+/// Why the declaration rules an operation in a dtype out (not in ABI 1, not offered, not
+/// stored), or nothing: one answer for the encoder's supports() and for validate's skips.
+std::optional<std::string> declined(const Declaration& d, Op op, DType dt);
+
 /// The plugin as an encoder under test (opens it in this process).
 std::unique_ptr<Encoder> make_encoder(const std::string& path);
 
