@@ -239,10 +239,12 @@ SinusoidalFit fit_sinusoidal(const Dump& d) {
   auto slots = [&](SinusoidalLayout l, std::size_t i) {
     return l == SinusoidalLayout::interleaved ? std::pair{2 * i, 2 * i + 1} : std::pair{i, half + i};
   };
-  auto padding = [&](std::size_t tok) {
-    return std::all_of(d.y.begin() + static_cast<std::ptrdiff_t>(tok * W),
-                       d.y.begin() + static_cast<std::ptrdiff_t>((tok + 1) * W), [](double v) { return v == 0; });
-  };
+  // All-zero rows (fairseq's padding), found once rather than once per pair.
+  std::vector<bool> zero_row(d.tokens());
+  for (std::size_t tok = 0; tok < d.tokens(); ++tok)
+    zero_row[tok] =
+        std::all_of(d.y.begin() + static_cast<std::ptrdiff_t>(tok * W),
+                    d.y.begin() + static_cast<std::ptrdiff_t>((tok + 1) * W), [](double v) { return v == 0; });
   if (d.sinusoidal.layout) {
     f.spec.layout = *d.sinusoidal.layout;
   } else {  // the pairing under which sin^2 + cos^2 = 1
@@ -261,7 +263,7 @@ SinusoidalFit fit_sinusoidal(const Dump& d) {
     const auto [s, c] = slots(f.spec.layout, i);
     Angles angles;
     for (std::size_t tok = 0; tok < d.tokens(); ++tok)
-      if (!padding(tok)) angles[d.positions[tok]] = std::atan2(d.y[tok * W + s], d.y[tok * W + c]);
+      if (!zero_row[tok]) angles[d.positions[tok]] = std::atan2(d.y[tok * W + s], d.y[tok * W + c]);
     freqs[i] = unwrap(angles);
     t[i] = double(i);
   }
@@ -291,7 +293,7 @@ SinusoidalFit fit_sinusoidal(const Dump& d) {
   if (!(f.spec.base > 1))
     throw FitError(fmt::format("no sinusoid fits: the fitted base {:.6g} is not above 1", f.spec.base));
   for (std::size_t tok = 0; tok < d.tokens(); ++tok)  // a zero row at a non-zero position is fairseq's padding
-    if (padding(tok) && d.positions[tok] != 0) f.spec.padding_idx = d.positions[tok];
+    if (zero_row[tok] && d.positions[tok] != 0) f.spec.padding_idx = d.positions[tok];
   f.text = fmt::format("sinusoid {}, {} frequencies, d_model {}, base {}{}", layout_name(f.spec.layout),
                        rule == SinusoidalFrequencies::fairseq ? "fairseq" : "Vaswani", d.width,
                        fitted(f.spec.base, f.fitted_base, d.sinusoidal.base.has_value()),
