@@ -86,8 +86,11 @@ void rope(benchmark::State& state) {
   must(cudaMemcpy(pos.p, positions.data(), positions.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice), state);
   must(cudaMemcpy(freq.p, freqs.data(), freqs.size() * sizeof(Frequency), cudaMemcpyHostToDevice), state);
   must(cudaMemset(x.p, 0x3C, elements * sizeof(T)), state);  // finite values in every format
-  const cuda::RopeLaunch launch{.heads = int(kHeads), .head_dim = int(kHeadDim), .rotary_dim = int(kHeadDim),
-                                .interleaved = false, .magnitude = 1};
+  const cuda::RopeLaunch launch{.heads = int(kHeads),
+                                .head_dim = int(kHeadDim),
+                                .rotary_dim = int(kHeadDim),
+                                .interleaved = false,
+                                .magnitude = 1};
   const auto storage = sizeof(T) == 4 ? cuda::Storage::f32 : cuda::Storage::bf16;
   timed(state, [&] {
     cuda::rope_apply_on_device(storage, launch, static_cast<const std::int64_t*>(pos.p), tokens,
@@ -104,12 +107,14 @@ void sinusoid(benchmark::State& state) {
   std::vector<std::int64_t> positions(kTableRows);
   for (std::size_t t = 0; t < kTableRows; ++t) positions[t] = static_cast<std::int64_t>(t);
   std::vector<Frequency> freqs(kTableWidth / 2);
-  for (std::size_t i = 0; i < freqs.size(); ++i) freqs[i] = pecheck::angles::frequency(int(i), int(kTableWidth), 10000.0);
+  for (std::size_t i = 0; i < freqs.size(); ++i)
+    freqs[i] = pecheck::angles::frequency(int(i), int(kTableWidth), 10000.0);
   must(cudaMemcpy(pos.p, positions.data(), positions.size() * sizeof(std::int64_t), cudaMemcpyHostToDevice), state);
   must(cudaMemcpy(freq.p, freqs.data(), freqs.size() * sizeof(Frequency), cudaMemcpyHostToDevice), state);
   timed(state, [&] {
-    cuda::sinusoidal_table_on_device(cuda::Storage::f32, int(kTableWidth), true, static_cast<const std::int64_t*>(pos.p),
-                                     kTableRows, static_cast<const Frequency*>(freq.p), out.p);
+    cuda::sinusoidal_table_on_device(cuda::Storage::f32, int(kTableWidth), true, true,
+                                     static_cast<const std::int64_t*>(pos.p), kTableRows,
+                                     static_cast<const Frequency*>(freq.p), out.p);
   });
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kTableRows * kTableWidth * sizeof(float)));
 }

@@ -1,5 +1,6 @@
 #include "properties/encoders.hpp"
 
+#include "impl/cuda/cuda_encoder.hpp"
 #include "properties/reference_encoder.hpp"
 
 namespace pecheck {
@@ -12,6 +13,12 @@ const std::vector<Backend>& encoders_under_test() {
                    return Availability{true, ""};
                  },
                  [] { return make_reference_double_encoder(); }});
+    v.push_back({"cuda-emulated",
+                 "the cuda backend's kernels run thread by thread on the CPU: its code checked without a GPU",
+                 [] {
+                   return Availability{true, ""};
+                 },
+                 [] { return make_cuda_emulated_encoder(); }});
     return v;
   }();
   return all;

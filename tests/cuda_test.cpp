@@ -1,38 +1,44 @@
-// The CUDA backend: always listed, with the reason when it cannot run (no nvcc at build time, no
-// device or driver at run time); on a device, RoPE and the sinusoidal table agree with the
-// double reference within 1u in every dtype, at positions up to 2^24 - 1, with partial rotary,
-// both layouts, a scaling rule and fairseq's padding row. (The properties run against `cuda` from
-// properties_test and `pecheck verify --backend cuda`; this is the backend's own smoke test.)
+// The CUDA backend's own smoke test, run twice: on the GPU (`cuda`: always listed, with the reason
+// when it cannot run: no nvcc at build time, no device or driver at run time) and on the CPU
+// emulator (`cuda-emulated`: the same thread bodies, run everywhere). Every operation agrees with
+// the double reference within 1u in every dtype, at positions up to 2^24 - 1, with partial
+// rotary, both layouts, each access width, a scaling rule and fairseq's padding row. (The
+// properties run against both from properties_test and `pecheck verify`.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
-#include "impl/backend_table.hpp"
+#include "properties/encoders.hpp"
 #include "properties/reference_encoder.hpp"
 
 namespace pecheck {
 namespace {
 
-const Backend& cuda_backend() {
-  for (const Backend& b : backend_table())
-    if (b.name == "cuda") return b;
-  throw std::logic_error("the backend table has no cuda entry");
+const Backend& backend(const std::string& name) {
+  for (const Backend& b : encoders_under_test())
+    if (b.name == name) return b;
+  throw std::logic_error("no encoder under test is named " + name);
 }
 
-/// The encoder, or a skip with the backend's own reason.
-#define PECHECK_CUDA_OR_SKIP(enc)                                   \
-  const Availability availability = cuda_backend().probe();         \
-  if (!availability.available) GTEST_SKIP() << availability.reason; \
-  const std::unique_ptr<Encoder> enc = cuda_backend().make()
-
 TEST(CudaBackend, IsListedAndSaysWhyWhenUnavailable) {
-  const Availability a = cuda_backend().probe();
+  const Availability a = backend("cuda").probe();
   if (!a.available) {
     EXPECT_FALSE(a.reason.empty());
     EXPECT_TRUE(a.reason.find("CUDA") != std::string::npos) << a.reason;
   }
+  EXPECT_TRUE(backend("cuda-emulated").probe().available) << "the emulator runs everywhere";
 }
+
+/// The GPU and the CPU emulator of the same kernels.
+class CudaKernels : public ::testing::TestWithParam<std::string> {};
+
+/// The encoder, or a skip with the backend's own reason.
+#define PECHECK_CUDA_OR_SKIP(enc)                                   \
+  const Availability availability = backend(GetParam()).probe();    \
+  if (!availability.available) GTEST_SKIP() << availability.reason; \
+  const std::unique_ptr<Encoder> enc = backend(GetParam()).make()
 
 double worst_u(std::span<const float> got, std::span<const float> want, DType dt) {
   double worst = 0;
@@ -42,7 +48,7 @@ double worst_u(std::span<const float> got, std::span<const float> want, DType dt
   return worst;
 }
 
-TEST(CudaBackend, RopeAgreesWithTheReference) {
+TEST_P(CudaKernels, RopeAgreesWithTheReference) {
   PECHECK_CUDA_OR_SKIP(enc);
   const auto ref = make_reference_double_encoder();
   const std::vector<std::int64_t> positions{0, 1, 7, 4096, 65537, (1 << 24) - 1};
@@ -62,7 +68,7 @@ TEST(CudaBackend, RopeAgreesWithTheReference) {
     }
 }
 
-TEST(CudaBackend, SinusoidalTableAgreesWithTheReference) {
+TEST_P(CudaKernels, SinusoidalTableAgreesWithTheReference) {
   PECHECK_CUDA_OR_SKIP(enc);
   const auto ref = make_reference_double_encoder();
   const std::vector<std::int64_t> positions{0, 1, 2, 5000, (1 << 24) - 1};
@@ -79,7 +85,7 @@ TEST(CudaBackend, SinusoidalTableAgreesWithTheReference) {
   }
 }
 
-TEST(CudaBackend, AlibiAndT5BiasesEqualTheReference) {
+TEST_P(CudaKernels, AlibiAndT5BiasesEqualTheReference) {
   PECHECK_CUDA_OR_SKIP(enc);
   const auto ref = make_reference_double_encoder();
   const std::vector<std::int64_t> positions{0, 3, 4, 100, 4097};
@@ -101,7 +107,7 @@ TEST(CudaBackend, AlibiAndT5BiasesEqualTheReference) {
   }
 }
 
-TEST(CudaBackend, LearnedAddAndShawScoresAgreeWithTheReference) {
+TEST_P(CudaKernels, LearnedAddAndShawScoresAgreeWithTheReference) {
   PECHECK_CUDA_OR_SKIP(enc);
   const auto ref = make_reference_double_encoder();
   const std::vector<std::int64_t> positions{0, 2, 9, 5, 40};
@@ -130,7 +136,7 @@ TEST(CudaBackend, LearnedAddAndShawScoresAgreeWithTheReference) {
   }
 }
 
-TEST(CudaBackend, AttentionWithEachPeIsCloseToTheReference) {
+TEST_P(CudaKernels, AttentionWithEachPeIsCloseToTheReference) {
   PECHECK_CUDA_OR_SKIP(enc);
   const auto ref = make_reference_double_encoder();
   const std::vector<std::int64_t> positions{0, 1, 5, 6, 300};
@@ -155,21 +161,79 @@ TEST(CudaBackend, AttentionWithEachPeIsCloseToTheReference) {
     }
 }
 
-TEST(CudaBackend, OperationsNotOnTheGpuAreSkipsWithAReason) {
+TEST_P(CudaKernels, EveryAccessWidthAndHeadTailAgrees) {
   PECHECK_CUDA_OR_SKIP(enc);
-  const Support s = enc->supports(Op::rope2d_apply, DType::bf16);
-  EXPECT_FALSE(s.ok);
-  EXPECT_NE(s.reason.find("not on the CUDA backend yet"), std::string::npos) << s.reason;
-  EXPECT_TRUE(enc->supports(Op::rope_apply, DType::bf16).ok);
+  const auto ref = backend("scalar").make();  // the same angles: the double reference drifts at 2^24
+  const std::vector<std::int64_t> positions{3, 0, 4095, 131071, (1 << 24) - 1};
+  // (head_dim, rotary_dim): 16-byte packs of 4 or 8 pairs, 8-byte ones, and single elements.
+  for (const auto& [head_dim, rotary_dim] : {std::pair{128, 128}, {64, 32}, {12, 8}, {6, 6}, {10, 2}})
+    for (DType dt : kAllDTypes)
+      for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half_split}) {
+        const RopeSpec s{.head_dim = head_dim, .rotary_dim = rotary_dim, .base = 10000, .layout = layout};
+        const int heads = 5;  // one batch of 4 heads and a tail of 1
+        std::vector<float> x(positions.size() * heads * static_cast<std::size_t>(head_dim));
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::sin(1.3 * double(i) + 0.2));
+        std::vector<float> got = x, want = x;
+        enc->rope_apply(s, dt, heads, positions, got);
+        ref->rope_apply(s, dt, heads, positions, want);
+        EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
+      }
 }
 
-TEST(CudaBackend, BadShapesThrowBeforeAnyLaunch) {
+TEST_P(CudaKernels, SinusoidRunsOfConsecutivePositionsAgree) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = backend("scalar").make();  // the same angles: the double reference drifts at 2^24
+  // 100 consecutive positions ending at 2^24 - 1: three runs of 32 carried by rotation, and a tail.
+  std::vector<std::int64_t> positions(100);
+  std::iota(positions.begin(), positions.end(), (std::int64_t{1} << 24) - 100);
+  for (DType dt : kAllDTypes)
+    for (SinusoidalLayout layout : {SinusoidalLayout::interleaved, SinusoidalLayout::concatenated}) {
+      const SinusoidalSpec s{.d_model = 64, .layout = layout, .padding_idx = positions[40]};
+      std::vector<float> got(positions.size() * 64), want(got.size());
+      enc->sinusoidal_table(s, dt, positions, got);
+      ref->sinusoidal_table(s, dt, positions, want);
+      EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
+      std::size_t equal = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) equal += got[i] == want[i];
+      EXPECT_GE(equal, got.size() * 99 / 100) << "correctly rounded in practice: " << dtype_name(dt);
+      EXPECT_TRUE(std::all_of(got.begin() + 40 * 64, got.begin() + 41 * 64, [](float v) { return v == 0; }));
+    }
+}
+
+TEST_P(CudaKernels, AxialEncodingsAgreeWithTheReference) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = backend("scalar").make();  // the same angles: the double reference drifts at 2^24
+  const std::vector<std::int64_t> rows{0, 0, 1, 7, 255}, cols{0, 1, 1, 3, 4000};
+  for (DType dt : kAllDTypes) {
+    for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half_split}) {
+      const AxialRopeSpec s{.head_dim = 16, .base = 100, .layout = layout};
+      std::vector<float> x(rows.size() * 3 * 16);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(0.37 * double(i)));
+      std::vector<float> got = x, want = x;
+      enc->rope2d_apply(s, dt, 3, rows, cols, got);
+      ref->rope2d_apply(s, dt, 3, rows, cols, want);
+      EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
+    }
+    for (SinusoidalLayout layout : {SinusoidalLayout::interleaved, SinusoidalLayout::concatenated}) {
+      const Sinusoidal2dSpec s{.d_model = 24, .layout = layout};
+      std::vector<float> got(rows.size() * 24), want(got.size());
+      enc->sinusoidal2d_table(s, dt, rows, cols, got);
+      ref->sinusoidal2d_table(s, dt, rows, cols, want);
+      EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
+    }
+  }
+}
+
+TEST_P(CudaKernels, BadShapesThrowBeforeAnyLaunch) {
   PECHECK_CUDA_OR_SKIP(enc);
   std::vector<float> x(7);
   EXPECT_THROW(
       enc->rope_apply(RopeSpec{.head_dim = 8, .rotary_dim = 8}, DType::f32, 1, std::vector<std::int64_t>{0}, x),
       std::invalid_argument);
 }
+
+INSTANTIATE_TEST_SUITE_P(DeviceAndEmulator, CudaKernels, ::testing::Values("cuda", "cuda-emulated"),
+                         [](const auto& info) { return info.param == "cuda" ? "device" : "emulator"; });
 
 }  // namespace
 }  // namespace pecheck

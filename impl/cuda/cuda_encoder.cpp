@@ -1,6 +1,6 @@
 // The CUDA backend as an encoder: specs and shapes are checked here, on the host, and the
 // frequency tables computed here (long double, split hi + lo) exactly as the host backends do;
-// impl/cuda/kernels.cu only packs, launches and checks.
+// the launcher (the GPU's, or the CPU emulator's) only packs, runs the kernels and checks.
 #include "impl/cuda/cuda_encoder.hpp"
 
 #include <fmt/format.h>
@@ -13,30 +13,33 @@ namespace pecheck {
 
 namespace {
 
+/// The sinusoid's d_model / 2 frequencies (fairseq's width where the spec says so).
+std::vector<angles::Frequency> sinusoid_frequencies(const SinusoidalSpec& s) {
+  std::vector<angles::Frequency> freqs(static_cast<std::size_t>(s.d_model / 2));
+  for (int i = 0; i < s.d_model / 2; ++i)
+    freqs[static_cast<std::size_t>(i)] = angles::frequency(i, s.frequency_width(), s.base);
+  return freqs;
+}
+
 cuda::Storage storage(DType dt) { return static_cast<cuda::Storage>(static_cast<int>(dt)); }
 static_assert(static_cast<int>(DType::f16) == static_cast<int>(cuda::Storage::f16));
 static_assert(static_cast<int>(AttentionPE::alibi) == 3 && static_cast<int>(AttentionPE::shaw) == 4);
 
 class CudaEncoder final : public Encoder {
  public:
-  std::string name() const override { return "cuda"; }
+  CudaEncoder(const cuda::Launcher& launcher, std::string name) : launcher_(launcher), name_(std::move(name)) {}
 
-  Support supports(Op op, DType) const override {
-    if (op == Op::rope_apply || op == Op::sinusoidal_table || op == Op::alibi_bias || op == Op::t5_bias ||
-        op == Op::learned_add || op == Op::shaw_scores || op == Op::attention)
-      return {};
-    return {false, fmt::format("{} is not on the CUDA backend yet", op_name(op))};
-  }
+  std::string name() const override { return name_; }
+
+  Support supports(Op, DType) const override { return {}; }
 
   void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
                         std::span<float> out) override {
     s.validate();
     shapes::sinusoidal(s, positions.size(), out.size());
-    std::vector<angles::Frequency> freqs(static_cast<std::size_t>(s.d_model / 2));
-    for (int i = 0; i < s.d_model / 2; ++i)
-      freqs[static_cast<std::size_t>(i)] = angles::frequency(i, s.frequency_width(), s.base);
-    cuda::sinusoidal_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, s.padding_idx,
-                           positions.data(), positions.size(), freqs.data(), out.data());
+    const std::vector<angles::Frequency> freqs = sinusoid_frequencies(s);
+    launcher_.sinusoidal_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, s.padding_idx,
+                               positions.data(), positions.size(), freqs.data(), out.data());
   }
 
   void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
@@ -46,7 +49,8 @@ class CudaEncoder final : public Encoder {
     for (const std::int64_t p : positions)  // refused before anything is copied: never a wrap
       if (p < 0 || p >= s.max_len)
         throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", p, s.max_len));
-    cuda::learned_add(storage(dt), s.d_model, s.max_len, table.data(), positions.data(), positions.size(), x.data());
+    launcher_.learned_add(storage(dt), s.d_model, s.max_len, table.data(), positions.data(), positions.size(),
+                          x.data());
   }
 
   void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
@@ -54,8 +58,8 @@ class CudaEncoder final : public Encoder {
                    std::span<float> out) override {
     s.validate();
     shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
-    cuda::shaw_scores(storage(dt), s.head_dim, s.max_distance, q.data(), k.data(), table.data(), positions.data(),
-                      positions.size(), out.data());
+    launcher_.shaw_scores(storage(dt), s.head_dim, s.max_distance, q.data(), k.data(), table.data(), positions.data(),
+                          positions.size(), out.data());
   }
 
   void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,
@@ -64,7 +68,7 @@ class CudaEncoder final : public Encoder {
     shapes::alibi(s, positions.size(), out.size());
     std::vector<double> slopes(static_cast<std::size_t>(s.heads));
     for (int h = 0; h < s.heads; ++h) slopes[static_cast<std::size_t>(h)] = alibi::slope(h, s.heads);
-    cuda::alibi_bias(storage(dt), s.heads, s.causal, slopes.data(), positions.data(), positions.size(), out.data());
+    launcher_.alibi_bias(storage(dt), s.heads, s.causal, slopes.data(), positions.data(), positions.size(), out.data());
   }
 
   void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
@@ -75,7 +79,7 @@ class CudaEncoder final : public Encoder {
                                 .num_buckets = s.num_buckets,
                                 .max_distance = s.max_distance,
                                 .bidirectional = s.bidirectional};
-    cuda::t5_bias(storage(dt), launch, table.data(), positions.data(), positions.size(), out.data());
+    launcher_.t5_bias(storage(dt), launch, table.data(), positions.data(), positions.size(), out.data());
   }
 
   void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
@@ -89,9 +93,7 @@ class CudaEncoder final : public Encoder {
     std::vector<double> slopes(static_cast<std::size_t>(s.heads));
     for (int h = 0; h < s.heads; ++h) slopes[static_cast<std::size_t>(h)] = alibi::slope(h, s.heads);
     std::vector<angles::Frequency> freqs;
-    if (s.pe == AttentionPE::sinusoidal)
-      for (int i = 0; i < s.width() / 2; ++i)
-        freqs.push_back(angles::frequency(i, s.sinusoidal().frequency_width(), s.pe_base));
+    if (s.pe == AttentionPE::sinusoidal) freqs = sinusoid_frequencies(s.sinusoidal());
     if (s.pe == AttentionPE::rope) freqs = angles::rope_frequencies(s.rope());
     const cuda::AttentionLaunch launch{.heads = s.heads,
                                        .head_dim = s.head_dim,
@@ -100,9 +102,9 @@ class CudaEncoder final : public Encoder {
                                        .pe = static_cast<int>(s.pe),
                                        .rope_interleaved = s.rope_layout == RopeLayout::interleaved,
                                        .shaw_max_distance = s.shaw_max_distance};
-    cuda::attention(storage(dt), launch, positions.data(), positions.size(), q.data(), k.data(), v.data(),
-                    shaw_table.data(), s.pe == AttentionPE::shaw ? shaw_table.size() : 0, slopes.data(), freqs.data(),
-                    freqs.size(), out.data());
+    launcher_.attention(storage(dt), launch, positions.data(), positions.size(), q.data(), k.data(), v.data(),
+                        shaw_table.data(), s.pe == AttentionPE::shaw ? shaw_table.size() : 0, slopes.data(),
+                        freqs.data(), freqs.size(), out.data());
   }
 
   void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
@@ -115,12 +117,40 @@ class CudaEncoder final : public Encoder {
                                   .interleaved = s.layout == RopeLayout::interleaved,
                                   .magnitude = s.magnitude()};
     const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s);
-    cuda::rope_apply(storage(dt), launch, positions.data(), positions.size(), freqs.data(), x.data());
+    launcher_.rope_apply(storage(dt), launch, positions.data(), positions.size(), freqs.data(), x.data());
   }
+
+  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
+                          std::span<const std::int64_t> cols, std::span<float> out) override {
+    s.validate();
+    shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+    const std::vector<angles::Frequency> freqs = sinusoid_frequencies(s.axis());
+    launcher_.sinusoidal2d_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, rows.data(),
+                                 cols.data(), rows.size(), freqs.data(), out.data());
+  }
+
+  void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+                    std::span<const std::int64_t> cols, std::span<float> x) override {
+    s.validate();
+    shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
+    const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s.axis());
+    launcher_.rope2d_apply(storage(dt), heads, s.head_dim, s.layout == RopeLayout::interleaved, rows.data(),
+                           cols.data(), rows.size(), freqs.data(), x.data());
+  }
+
+ private:
+  const cuda::Launcher& launcher_;
+  std::string name_;
 };
 
 }  // namespace
 
-std::unique_ptr<Encoder> make_cuda_encoder() { return std::make_unique<CudaEncoder>(); }
+#ifdef PECHECK_HAVE_CUDA
+std::unique_ptr<Encoder> make_cuda_encoder() { return std::make_unique<CudaEncoder>(cuda::device(), "cuda"); }
+#endif
+
+std::unique_ptr<Encoder> make_cuda_emulated_encoder() {
+  return std::make_unique<CudaEncoder>(cuda::emulator(), "cuda-emulated");
+}
 
 }  // namespace pecheck

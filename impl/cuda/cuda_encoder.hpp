@@ -7,7 +7,11 @@
 
 namespace pecheck {
 
-/// RoPE and the sinusoidal table on the GPU; the other operations are not on it yet (a skip).
+/// Every operation on the GPU (builds with CUDA only; usable when cuda::availability() says so).
 std::unique_ptr<Encoder> make_cuda_encoder();
+
+/// The same kernels run thread by thread on the CPU (impl/cuda/emulator.cpp): in every build,
+/// for checking the kernel code where there is no GPU. Slow.
+std::unique_ptr<Encoder> make_cuda_emulated_encoder();
 
 }  // namespace pecheck

@@ -1,10 +1,10 @@
 // The CUDA backend's host API: plain C++17 (no CUDA headers, no spec structs, fmt or spans), so
 // that the encoder and the backend table compile with the host compiler and nvcc, which CMake
 // 3.25 can drive only up to C++17, sees only what it runs; the encoder (cuda_encoder.cpp) checks
-// specs and shapes and computes the frequency tables. Tensors are floats carrying values of the dtype, as in
-// impl/encoder.hpp; each call packs them into native storage on the device (fp32, __nv_bfloat16,
-// __half), launches, checks every CUDA call and the launch, and unpacks. Every check that can
-// fail does so before anything is written back.
+// specs and shapes and computes the frequency tables. Tensors are floats carrying values of the
+// dtype, as in impl/encoder.hpp; each call packs them into native storage (fp32, bf16 or fp16
+// bits), runs the kernels on its target, checks every call and launch, and unpacks. Every check
+// that can fail does so before anything is written back.
 #pragma once
 
 #include <cstddef>
@@ -34,35 +34,10 @@ struct RopeLaunch {
   double magnitude = 1;  ///< YaRN's attention factor on cos and sin, else 1
 };
 
-/// x (positions, heads, head_dim) rotated in place; freqs holds rotary_dim / 2 frequencies.
-void rope_apply(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
-                const angles::Frequency* freqs, float* x);
-
-/// out (positions, d_model) = PE(positions); freqs holds d_model / 2 frequencies.
-void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t padding_idx,
-                      const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs, float* out);
-
-/// out (heads, n, n): ALiBi, -slopes[h] |p_i - p_j|, or causal -slopes[h] (p_i - p_j) with -inf
-/// for j > i.
-void alibi_bias(Storage dt, int heads, bool causal, const double* slopes, const std::int64_t* positions, std::size_t n,
-                float* out);
-
 struct T5Launch {
   int heads = 1, num_buckets = 32, max_distance = 128;
   bool bidirectional = true;
 };
-
-/// out (heads, n, n) = table[bucket(p_j - p_i), h]; table (num_buckets, heads) of dtype values.
-void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64_t* positions, std::size_t n,
-             float* out);
-
-/// x (n, d) += table[positions] (table (max_len, d)); positions already checked in range.
-void learned_add(Storage dt, int d, int max_len, const float* table, const std::int64_t* positions, std::size_t n,
-                 float* x);
-
-/// out (n, n) = q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K) + K]; q, k (n, d), r (2K+1, d).
-void shaw_scores(Storage dt, int d, int max_distance, const float* q, const float* k, const float* table,
-                 const std::int64_t* positions, std::size_t n, float* out);
 
 /// Attention forward; pe numbered as pecheck::AttentionPE (none, sinusoidal, rope, alibi, shaw).
 struct AttentionLaunch {
@@ -75,18 +50,74 @@ struct AttentionLaunch {
 };
 constexpr int kMaxAttentionHeadDim = 256;  ///< the per-thread accumulator's size
 
-/// out (n, heads, head_dim) = softmax(scale S + B) V per head with the PE plugged in; q, k, v of
-/// that shape; shaw_table (2K+1, head_dim) read for pe == shaw; slopes (heads) for alibi; freqs:
-/// the sinusoid's (heads*head_dim / 2) or RoPE's (head_dim / 2) frequencies.
-void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n, const float* q,
-               const float* k, const float* v, const float* shaw_table, std::size_t shaw_size, const double* slopes,
-               const angles::Frequency* freqs, std::size_t freq_count, float* out);
+/// The kernels behind the encoder, on one target: the GPU (device()), or the CPU running the same
+/// thread bodies one by one (emulator()). Every call packs the float host values into native
+/// storage, fences the buffers (sentinels after each, outputs poisoned), runs, checks, unpacks.
+class Launcher {
+ public:
+  virtual ~Launcher() = default;
+
+  /// x (positions, heads, head_dim) rotated in place; freqs holds rotary_dim / 2 frequencies.
+  virtual void rope_apply(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
+                          const angles::Frequency* freqs, float* x) const = 0;
+
+  /// Axial RoPE: x (n, heads, head_dim), dims [0, head_dim/2) rotated by rows and the rest by
+  /// cols, each half a RoPE of width head_dim/2; freqs holds head_dim / 4 frequencies.
+  virtual void rope2d_apply(Storage dt, int heads, int head_dim, bool interleaved, const std::int64_t* rows,
+                            const std::int64_t* cols, std::size_t n, const angles::Frequency* freqs,
+                            float* x) const = 0;
+
+  /// out (positions, d_model) = PE(positions); freqs holds d_model / 2 frequencies.
+  virtual void sinusoidal_table(Storage dt, int d_model, bool interleaved, std::int64_t padding_idx,
+                                const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs,
+                                float* out) const = 0;
+
+  /// out (n, d_model): the sinusoid of width d_model/2 of rows, then that of cols; freqs holds
+  /// d_model / 4 frequencies.
+  virtual void sinusoidal2d_table(Storage dt, int d_model, bool interleaved, const std::int64_t* rows,
+                                  const std::int64_t* cols, std::size_t n, const angles::Frequency* freqs,
+                                  float* out) const = 0;
+
+  /// out (heads, n, n): ALiBi, -slopes[h] |p_i - p_j|, or causal -slopes[h] (p_i - p_j) with -inf
+  /// for j > i.
+  virtual void alibi_bias(Storage dt, int heads, bool causal, const double* slopes, const std::int64_t* positions,
+                          std::size_t n, float* out) const = 0;
+
+  /// out (heads, n, n) = table[bucket(p_j - p_i), h]; table (num_buckets, heads) of dtype values.
+  virtual void t5_bias(Storage dt, const T5Launch& t, const float* table, const std::int64_t* positions, std::size_t n,
+                       float* out) const = 0;
+
+  /// x (n, d) += table[positions] (table (max_len, d)); positions already checked in range.
+  virtual void learned_add(Storage dt, int d, int max_len, const float* table, const std::int64_t* positions,
+                           std::size_t n, float* x) const = 0;
+
+  /// out (n, n) = q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K) + K]; q, k (n, d), r (2K+1, d).
+  virtual void shaw_scores(Storage dt, int d, int max_distance, const float* q, const float* k, const float* table,
+                           const std::int64_t* positions, std::size_t n, float* out) const = 0;
+
+  /// out (n, heads, head_dim) = softmax(scale S + B) V per head with the PE plugged in; q, k, v of
+  /// that shape; shaw_table (2K+1, head_dim) read for pe == shaw; slopes (heads) for alibi; freqs:
+  /// the sinusoid's (heads*head_dim / 2) or RoPE's (head_dim / 2) frequencies.
+  virtual void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n,
+                         const float* q, const float* k, const float* v, const float* shaw_table, std::size_t shaw_size,
+                         const double* slopes, const angles::Frequency* freqs, std::size_t freq_count,
+                         float* out) const = 0;
+};
+
+/// The GPU; only in builds with CUDA, and only usable when availability() says so.
+const Launcher& device();
+
+/// The CPU, one thread body after another: slow, and the same code (impl/cuda/kernel_bodies.hpp).
+const Launcher& emulator();
 
 /// The kernels alone, for the benchmarks: every pointer is device memory, the launch is queued
 /// on the default stream and checked (cudaGetLastError), nothing is copied or synchronised.
 void rope_apply_on_device(Storage dt, const RopeLaunch& r, const std::int64_t* positions, std::size_t tokens,
                           const angles::Frequency* freqs, void* x);
-void sinusoidal_table_on_device(Storage dt, int d_model, bool interleaved, const std::int64_t* positions,
-                                std::size_t rows, const angles::Frequency* freqs, void* out);
+/// consecutive_positions: positions[t + 1] == positions[t] + 1 throughout (the caller knows; the
+/// kernel then carries its angles down runs of rows).
+void sinusoidal_table_on_device(Storage dt, int d_model, bool interleaved, bool consecutive_positions,
+                                const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs,
+                                void* out);
 
 }  // namespace pecheck::cuda
