@@ -224,6 +224,39 @@ TEST_P(CudaKernels, AxialEncodingsAgreeWithTheReference) {
   }
 }
 
+TEST_P(CudaKernels, TiledAttentionAcrossBlocksTilesAndTails) {
+  PECHECK_CUDA_OR_SKIP(enc);
+  const auto ref = make_reference_double_encoder();
+  // n = 150: three blocks of 64 queries (the last a tail) and several key tiles (64 keys a tile
+  // for head_dim <= 64, 32 for 128); head_dim 40 leaves columns of the 64-wide bucket unused.
+  const std::size_t n = 150;
+  std::vector<std::int64_t> positions(n);
+  std::iota(positions.begin(), positions.end(), 1000);
+  for (const int head_dim : {40, 128})
+    for (AttentionPE pe : {AttentionPE::none, AttentionPE::rope, AttentionPE::alibi})
+      for (bool causal : {false, true}) {
+        const AttentionSpec s{.heads = 2, .head_dim = head_dim, .causal = causal, .pe = pe};
+        const std::size_t count = n * 2 * static_cast<std::size_t>(head_dim);
+        std::vector<float> q(count), k(count), v(count);
+        for (std::size_t i = 0; i < count; ++i) {
+          q[i] = round_to(DType::bf16, std::sin(0.7 * double(i)));
+          k[i] = round_to(DType::bf16, std::cos(1.9 * double(i)));
+          v[i] = round_to(DType::bf16, std::sin(0.3 * double(i) + 2));
+        }
+        std::vector<float> got(count), want(count);
+        enc->attention(s, DType::bf16, positions, q, k, v, {}, got);
+        ref->attention(s, DType::bf16, positions, q, k, v, {}, want);
+        // The attention metric, |o - o_ref| / (u max|V|): one bf16 rounding (0.5) plus fp32
+        // arithmetic far below it; RoPE's transform in fp32 adds a little (docs/error-model.md 6).
+        double worst = 0, max_v = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+          worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
+          max_v = std::max(max_v, std::fabs(double(v[i])));
+        }
+        EXPECT_LE(worst / (unit_roundoff(DType::bf16) * max_v), 1.0) << s.describe();
+      }
+}
+
 TEST_P(CudaKernels, BadShapesThrowBeforeAnyLaunch) {
   PECHECK_CUDA_OR_SKIP(enc);
   std::vector<float> x(7);

@@ -3,7 +3,9 @@
 // through the same host flow (impl/cuda/host_flow.hpp). Slow, and exact about what the GPU code
 // computes except for the libm behind sin, cos, exp and log, so the property catalogue checks the
 // kernels' indexing, vector accesses and arithmetic on machines without a GPU.
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,6 +53,23 @@ struct HostTarget {
   void run(const typename Body::Args& args, const char*) const {
     const std::int64_t threads = Body::threads(args);
     for (std::int64_t idx = 0; idx < threads; ++idx) Body::run(idx, args);
+  }
+
+  /// Each phase for every thread of the block before the next phase: what the barriers between
+  /// them guarantee on the GPU, and no more. Shared memory is NaN before every load phase.
+  template <class Body>
+  void run_blocks(const typename Body::Args& args, const char*) const {
+    std::vector<typename Body::State> state(Body::kThreads);
+    std::vector<float> shared(Body::kSharedFloats);
+    for (std::int64_t b = 0; b < Body::blocks(args); ++b) {
+      for (int tid = 0; tid < Body::kThreads; ++tid) Body::start(b, tid, args, state[tid]);
+      for (int tile = 0; tile < Body::tiles(b, args); ++tile) {
+        std::fill(shared.begin(), shared.end(), std::numeric_limits<float>::quiet_NaN());
+        for (int tid = 0; tid < Body::kThreads; ++tid) Body::load(b, tile, tid, args, shared.data());
+        for (int tid = 0; tid < Body::kThreads; ++tid) Body::consume(b, tile, tid, args, shared.data(), state[tid]);
+      }
+      for (int tid = 0; tid < Body::kThreads; ++tid) Body::finish(b, tid, args, state[tid]);
+    }
   }
 };
 

@@ -5,7 +5,9 @@
 //   template <class T> class Buffer   (n elements: data(), upload(const T*), download(T*),
 //                                      poison(), check_guard(name))
 //   template <class Body> void run(const typename Body::Args&, const char* kernel) const
-// and run() launches Body::threads(args) threads and checks them. C++17: nvcc compiles this.
+//   template <class Body> void run_blocks(const typename Body::Args&, const char* kernel) const
+// run() launches Body::threads(args) threads, run_blocks() Body::blocks(args) blocks of a block
+// body (attention_bodies.hpp), and both check them. C++17: nvcc compiles this.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "impl/cuda/attention_bodies.hpp"
 #include "impl/cuda/kernel_bodies.hpp"
 #include "impl/cuda/kernels.hpp"
 
@@ -102,6 +105,19 @@ void launch_sinusoid(const Target& target, const SinusoidArgs<T>& a, bool consec
     else
       target.template run<SinusoidBody<T, G, 1>>(a, "sinusoidal_kernel");
   });
+}
+
+/// The tiled kernel for head_dim <= 128 without Shaw, the general one otherwise.
+template <class Target, class T>
+void launch_attention(const Target& target, const AttentionArgs<T>& a) {
+  if (a.pe == 4 || a.d > 128)
+    target.template run<AttentionBody<T>>(a, "attention_kernel");
+  else if (a.d <= 32)
+    target.template run_blocks<AttentionTileBody<T, 32>>(a, "attention_tile_kernel");
+  else if (a.d <= 64)
+    target.template run_blocks<AttentionTileBody<T, 64>>(a, "attention_tile_kernel");
+  else
+    target.template run_blocks<AttentionTileBody<T, 128>>(a, "attention_tile_kernel");
 }
 
 template <class Target>
@@ -312,10 +328,10 @@ class TargetLauncher final : public Launcher {
           launch_rope<Target, float>(
               target_, {x, pd.data(), fd.data(), n64, a.heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
       }
-      target_.template run<AttentionBody<T>>(
-          {od.data(), qf.data(), kf.data(), vf.data(), shaw.data(), sd.data(), pd.data(), n64, a.heads, a.head_dim,
-           a.causal, a.scale, a.pe, a.shaw_max_distance},
-          "attention_kernel");
+      const AttentionArgs<T> args{
+          od.data(), qf.data(), kf.data(),  vf.data(), shaw.data(), sd.data(), pd.data(),
+          n64,       a.heads,   a.head_dim, a.causal,  a.scale,     a.pe,      a.shaw_max_distance};
+      launch_attention<Target, T>(target_, args);
       collect(od, count, "attention_kernel", out);
     });
   }

@@ -31,6 +31,25 @@ __global__ void grid_kernel(typename Body::Args args, std::int64_t threads) {
   if (idx < threads) Body::run(idx, args);
 }
 
+/// One block per index below Body::blocks(args), Body::kThreads threads each: start, then per
+/// tile load, barrier, consume, barrier; then finish.
+template <class Body>
+__global__ void __launch_bounds__(Body::kThreads) block_kernel(typename Body::Args args) {
+  __shared__ __align__(16) float shared[Body::kSharedFloats];
+  typename Body::State state;
+  const std::int64_t b = blockIdx.x;
+  const int tid = static_cast<int>(threadIdx.x);
+  Body::start(b, tid, args, state);
+  const int tiles = Body::tiles(b, args);
+  for (int tile = 0; tile < tiles; ++tile) {
+    Body::load(b, tile, tid, args, shared);
+    __syncthreads();
+    Body::consume(b, tile, tid, args, shared, state);
+    __syncthreads();
+  }
+  Body::finish(b, tid, args, state);
+}
+
 struct DeviceTarget {
   bool synchronize = true;  ///< false for the benchmarks: the launch is only queued
 
@@ -69,11 +88,23 @@ struct DeviceTarget {
 
   template <class Body>
   void run(const typename Body::Args& args, const char* kernel) const {
-    constexpr unsigned kThreadsPerBlock = 256;
+    // 128, not 256: RoPE's widest body holds 163 registers, so a 256-thread block (41.7K) leaves
+    // room for one per SM, a 128-thread one for three (384 threads, more loads in flight).
+    constexpr unsigned kThreadsPerBlock = 128;
     const std::int64_t threads = Body::threads(args);
     if (threads == 0) return;
     const auto blocks = static_cast<unsigned>((threads + kThreadsPerBlock - 1) / kThreadsPerBlock);
     grid_kernel<Body><<<blocks, kThreadsPerBlock>>>(args, threads);
+    check(cudaGetLastError(), kernel);
+    if (synchronize) check(cudaDeviceSynchronize(), kernel);
+  }
+
+  template <class Body>
+  void run_blocks(const typename Body::Args& args, const char* kernel) const {
+    const std::int64_t blocks = Body::blocks(args);
+    if (blocks == 0) return;
+    if (blocks > 0x7fffffff) throw std::invalid_argument(std::string(kernel) + ": more blocks than a grid holds");
+    block_kernel<Body><<<static_cast<unsigned>(blocks), Body::kThreads>>>(args);
     check(cudaGetLastError(), kernel);
     if (synchronize) check(cudaDeviceSynchronize(), kernel);
   }
@@ -151,6 +182,28 @@ void sinusoidal_table_on_device(Storage dt, int d_model, bool interleaved, bool 
                                      {static_cast<T*>(out), positions, freqs, static_cast<std::int64_t>(rows), d_model,
                                       0, d_model / 2, interleaved, -1},
                                      consecutive_positions);
+  });
+}
+
+void attention_on_device(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n,
+                         const void* q, const void* k, const void* v, float* scratch, const angles::Frequency* freqs,
+                         const double* slopes, void* out) {
+  if (a.pe == 1 || a.pe == 4) throw std::invalid_argument("attention_on_device takes no PE, RoPE or ALiBi");
+  const DeviceTarget target{false};
+  const auto n64 = static_cast<std::int64_t>(n);
+  const std::int64_t count = n64 * a.heads * a.head_dim;
+  float *qf = scratch, *kf = scratch + count, *vf = scratch + 2 * count;
+  with_storage(dt, [&](auto tag) {
+    using T = decltype(tag);
+    target.run<WidenBody<T>>({qf, static_cast<const T*>(q), count}, "widen_kernel");
+    target.run<WidenBody<T>>({kf, static_cast<const T*>(k), count}, "widen_kernel");
+    target.run<WidenBody<T>>({vf, static_cast<const T*>(v), count}, "widen_kernel");
+    if (a.pe == 2)
+      for (float* x : {qf, kf})
+        launch_rope<DeviceTarget, float>(
+            target, {x, positions, freqs, n64, a.heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
+    launch_attention<DeviceTarget, T>(target, {static_cast<T*>(out), qf, kf, vf, nullptr, slopes, positions, n64,
+                                               a.heads, a.head_dim, a.causal, a.scale, a.pe, 0});
   });
 }
 

@@ -120,4 +120,12 @@ void sinusoidal_table_on_device(Storage dt, int d_model, bool interleaved, bool 
                                 const std::int64_t* positions, std::size_t rows, const angles::Frequency* freqs,
                                 void* out);
 
+/// Attention with RoPE (or none, or ALiBi) on device tensors of storage dt: q, k, v and out
+/// (n, heads, head_dim); scratch holds 3 n heads head_dim floats (the widened, rotated working
+/// copies); freqs (head_dim / 2, for RoPE) and slopes (heads, for ALiBi) on the device. The whole
+/// operation as the encoder runs it: widen, rotate, attend.
+void attention_on_device(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n,
+                         const void* q, const void* k, const void* v, float* scratch, const angles::Frequency* freqs,
+                         const double* slopes, void* out);
+
 }  // namespace pecheck::cuda
