@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "impl/cuda/kernel_bodies.hpp"
 #include "impl/cuda/kernel_storage.hpp"
 #include "impl/cuda/kernels.hpp"
 
@@ -80,9 +81,7 @@ struct AttentionBody {
       double dot = 0;
       for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
       if (a.pe == 4) {  // Shaw: q_i . r(p_j - p_i), before scaling
-        std::int64_t rel = a.pos[j] - a.pos[i];
-        rel = rel < -a.max_distance ? -a.max_distance : rel > a.max_distance ? a.max_distance : rel;
-        const float* r = a.shaw + (rel + a.max_distance) * d;
+        const float* r = a.shaw + (clamp_distance(a.pos[j] - a.pos[i], a.max_distance) + a.max_distance) * d;
         for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * r[c];
       }
       double l = a.scale * dot;

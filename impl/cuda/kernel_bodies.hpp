@@ -272,6 +272,11 @@ struct LearnedBody {
   }
 };
 
+/// Shaw's relative distance, clipped to [-k, k].
+PECHECK_HOST_DEVICE inline std::int64_t clamp_distance(std::int64_t rel, int k) {
+  return rel < -k ? -k : rel > k ? k : rel;
+}
+
 template <class T>
 struct ShawArgs {
   T* out;              ///< (n, n)
@@ -288,9 +293,7 @@ struct ShawBody {
   static std::int64_t threads(const Args& a) { return a.n * a.n; }
   PECHECK_HOST_DEVICE static void run(std::int64_t idx, const Args& a) {
     const std::int64_t j = idx % a.n, i = idx / a.n;
-    std::int64_t rel = a.pos[j] - a.pos[i];
-    rel = rel < -a.max_distance ? -a.max_distance : rel > a.max_distance ? a.max_distance : rel;
-    const T* row = a.r + (rel + a.max_distance) * a.d;
+    const T* row = a.r + (clamp_distance(a.pos[j] - a.pos[i], a.max_distance) + a.max_distance) * a.d;
     double acc = 0;
     for (int c = 0; c < a.d; ++c) acc += load(a.q + i * a.d + c) * (load(a.k + j * a.d + c) + load(row + c));
     store(a.out + idx, acc);
