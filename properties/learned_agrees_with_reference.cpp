@@ -51,7 +51,18 @@ Outcome check(Encoder& enc, DType dt, const LearnedCase& c) {
   auto x = x0;
   enc.learned_add(c.spec, dt, table, c.positions, x);
   if (o.failure = classify_outputs(dt, x, "y"); !o.failure.empty()) return o;
-  const auto exact = ref::learned_add<Real>(c.spec, to_real(table), c.positions, to_real(x0));
+  // The reference on the rows this case reads, gathered (row t = E[pos_t]): the same sums without
+  // converting the whole table (up to 2048 x 96 entries) to the reference's Real.
+  std::vector<float> rows(c.positions.size() * d);
+  std::vector<std::int64_t> gathered(c.positions.size());
+  for (std::size_t t = 0; t < c.positions.size(); ++t) {
+    ref::check_learned_position(c.spec, c.positions[t]);
+    std::copy_n(table.begin() + static_cast<std::ptrdiff_t>(c.positions[t]) * static_cast<std::ptrdiff_t>(d), d,
+                rows.begin() + static_cast<std::ptrdiff_t>(t * d));
+    gathered[t] = static_cast<std::int64_t>(t);
+  }
+  const LearnedSpec row_spec{static_cast<int>(c.positions.size()), c.spec.d_model};
+  const auto exact = ref::learned_add<Real>(row_spec, to_real(rows), gathered, to_real(x0));
   WorstOf worst;
   for (std::size_t i = 0; i < x.size(); ++i) {
     const double e = ref::to_double(exact[i]);

@@ -34,8 +34,9 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
   const double u = unit_roundoff(dt);
   const std::size_t d = static_cast<std::size_t>(c.spec.d_model);
   WorstOf worst;
+  const std::vector<Real> freqs = ref::sinusoidal_frequencies<Real>(c.spec);
   for (std::size_t r = 0; r < c.positions.size(); ++r) {
-    const auto exact = ref::sinusoidal_row<Real>(c.spec, c.positions[r]);
+    const auto exact = ref::sinusoidal_row<Real>(c.spec, c.positions[r], freqs);
     for (std::size_t k = 0; k < d; ++k) {
       const double err = std::fabs(ref::to_double(Real(rows[r * d + k]) - exact[k])) / u;
       worst.offer(err, [&] {

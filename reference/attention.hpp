@@ -34,8 +34,9 @@ AttentionInputs<Real> attention_transform_inputs(const AttentionSpec& s, std::sp
                                                  AttentionInputs<Real> in) {
   const std::size_t w = static_cast<std::size_t>(s.width());
   if (s.pe == AttentionPE::sinusoidal) {
+    const std::vector<Real> freqs = sinusoidal_frequencies<Real>(s.sinusoidal());
     for (std::size_t t = 0; t < positions.size(); ++t) {
-      const auto pe = sinusoidal_row<Real>(s.sinusoidal(), positions[t]);
+      const auto pe = sinusoidal_row<Real>(s.sinusoidal(), positions[t], freqs);
       for (std::size_t c = 0; c < w; ++c) {
         in.q[t * w + c] += pe[c];
         in.k[t * w + c] += pe[c];
