@@ -17,15 +17,12 @@
 #include <vector>
 
 #include "properties/encoders.hpp"
+#include "tests/cuda_test_support.hpp"
 
 namespace pecheck {
 namespace {
 
-const Backend& backend(const std::string& name) {
-  for (const Backend& b : encoders_under_test())
-    if (b.name == name) return b;
-  throw std::logic_error("no encoder under test is named " + name);
-}
+using testing::backend;
 
 struct Agreement {
   std::size_t equal = 0;
@@ -85,12 +82,7 @@ TEST_F(DeviceVsEmulator, TiledAttentionAgreesToTheLastBits) {
     for (bool causal : {false, true}) {
       const AttentionSpec s{.heads = 2, .head_dim = head_dim, .causal = causal, .pe = AttentionPE::rope};
       const std::size_t count = n * 2 * static_cast<std::size_t>(head_dim);
-      std::vector<float> q(count), k(count), v(count);
-      for (std::size_t i = 0; i < count; ++i) {
-        q[i] = round_to(DType::f32, std::sin(0.7 * double(i)));
-        k[i] = round_to(DType::f32, std::cos(1.9 * double(i)));
-        v[i] = round_to(DType::f32, std::sin(0.3 * double(i) + 2));
-      }
+      const auto [q, k, v] = testing::attention_inputs(count, DType::f32);
       std::vector<float> on_device(count), emulated(count);
       device->attention(s, DType::f32, positions, q, k, v, {}, on_device);
       emulator->attention(s, DType::f32, positions, q, k, v, {}, emulated);

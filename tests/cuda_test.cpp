@@ -12,15 +12,12 @@
 
 #include "properties/encoders.hpp"
 #include "properties/reference_encoder.hpp"
+#include "tests/cuda_test_support.hpp"
 
 namespace pecheck {
 namespace {
 
-const Backend& backend(const std::string& name) {
-  for (const Backend& b : encoders_under_test())
-    if (b.name == name) return b;
-  throw std::logic_error("no encoder under test is named " + name);
-}
+using testing::backend;
 
 TEST(CudaBackend, IsListedAndSaysWhyWhenUnavailable) {
   const Availability a = backend("cuda").probe();
@@ -237,12 +234,7 @@ TEST_P(CudaKernels, TiledAttentionAcrossBlocksTilesAndTails) {
       for (bool causal : {false, true}) {
         const AttentionSpec s{.heads = 2, .head_dim = head_dim, .causal = causal, .pe = pe};
         const std::size_t count = n * 2 * static_cast<std::size_t>(head_dim);
-        std::vector<float> q(count), k(count), v(count);
-        for (std::size_t i = 0; i < count; ++i) {
-          q[i] = round_to(DType::bf16, std::sin(0.7 * double(i)));
-          k[i] = round_to(DType::bf16, std::cos(1.9 * double(i)));
-          v[i] = round_to(DType::bf16, std::sin(0.3 * double(i) + 2));
-        }
+        const auto [q, k, v] = testing::attention_inputs(count, DType::bf16);
         std::vector<float> got(count), want(count);
         enc->attention(s, DType::bf16, positions, q, k, v, {}, got);
         ref->attention(s, DType::bf16, positions, q, k, v, {}, want);
