@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "impl/backend_table.hpp"
-#include "properties/property.hpp"
+#include "harness/property.hpp"
+#include "interface/backend.hpp"
 
 namespace pecheck::cli {
 

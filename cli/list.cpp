@@ -4,8 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
-#include "properties/encoders.hpp"
-#include "properties/tolerance.hpp"
+#include "harness/encoders.hpp"
+#include "harness/tolerance.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck::cli {
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck::cli {
 

@@ -12,7 +12,8 @@
 
 #include "cli/commands.hpp"
 #include "cli/svg.hpp"
-#include "properties/encoders.hpp"
+#include "harness/encoders.hpp"
+#include "impl/backend_table.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -45,7 +46,7 @@ svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, c
   for (float& v : x) v = round_to(dt, normal(rng));
   std::vector<float> y = x;
   if (enc) {
-    enc->rope_apply(s, dt, 1, pos, y);
+    enc->run(RopeApply{s, dt, 1, pos, y});
   } else {  // the PyTorch tutorials' formula: float(pos) * float(theta), sin/cos in fp32
     for (std::size_t t = 0; t < pos.size(); ++t)
       for (std::size_t p = 0; p < 32; ++p) {
@@ -127,8 +128,8 @@ std::string rope_offset_chart() {
     for (std::int64_t d = -48; d <= 48; ++d) {
       std::vector<float> rq = q, rk = k;
       const std::int64_t m = n + d;
-      enc->rope_apply(s, DType::f32, 1, std::span(&m, 1), rq);
-      enc->rope_apply(s, DType::f32, 1, std::span(&n, 1), rk);
+      enc->run(RopeApply{s, DType::f32, 1, std::span(&m, 1), rq});
+      enc->run(RopeApply{s, DType::f32, 1, std::span(&n, 1), rk});
       double dot = 0;
       for (std::size_t i = 0; i < 64; ++i) dot += double{rq[i]} * rk[i];
       series.x.push_back(static_cast<double>(d));

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
-#include "properties/encoders.hpp"
+#include "harness/encoders.hpp"
 #include "selftest/mutants.hpp"
 
 namespace pecheck::cli {

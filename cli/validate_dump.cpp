@@ -13,7 +13,7 @@
 #include "dump/array.hpp"
 #include "dumpcheck/agreement.hpp"
 #include "dumpcheck/convention_fit.hpp"
-#include "properties/tolerance.hpp"
+#include "harness/tolerance.hpp"
 
 namespace pecheck::cli {
 

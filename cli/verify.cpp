@@ -9,8 +9,9 @@
 #include <random>
 
 #include "cli/commands.hpp"
-#include "properties/encoders.hpp"
-#include "properties/isolation.hpp"
+#include "harness/encoders.hpp"
+#include "harness/isolation.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck::cli {
 

@@ -2,7 +2,9 @@
 # CMake package, so that a downstream project writes
 #   find_package(pecheck 0.1 REQUIRED)
 #   target_link_libraries(my_tests PRIVATE pecheck::gtest)   # or pecheck::properties, ::reference
-# Headers keep their in-tree paths under include/pecheck ("impl/encoder.hpp", "downstream/gtest.hpp").
+# Headers keep their in-tree paths under include/pecheck ("interface/encoder.hpp", "downstream/gtest.hpp").
+# pecheck::gtest links the theorems, the harness, the interface and the reference, never pecheck's
+# own kernels (pecheck::impl, installed apart, with CUDA when it was built).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -11,12 +13,13 @@ set(PECHECK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/pecheck)
 if(PECHECK_HAVE_CUDA)
   set(PECHECK_CUDA_TARGET pecheck_cuda)
 endif()
-install(TARGETS pecheck_spec pecheck_reference pecheck_impl ${PECHECK_CUDA_TARGET} pecheck_properties pecheck_gtest
+install(TARGETS pecheck_spec pecheck_interface pecheck_reference pecheck_harness pecheck_properties pecheck_gtest
+        pecheck_impl ${PECHECK_CUDA_TARGET}
         EXPORT pecheckTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck)
 install(TARGETS pecheck RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(dir spec reference impl properties downstream)
+foreach(dir spec interface reference harness impl properties downstream)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/pecheck
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()

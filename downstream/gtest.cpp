@@ -7,7 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "properties/property.hpp"
+#include "harness/property.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck::gtest {
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
+#include "interface/encoder.hpp"
 #include "spec/dtype.hpp"
 
 namespace pecheck::gtest {

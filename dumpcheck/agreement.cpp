@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "properties/tolerance.hpp"
+#include "harness/tolerance.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"

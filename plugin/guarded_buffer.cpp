@@ -8,7 +8,7 @@
 #include <cstring>
 #include <new>
 
-#include "properties/case_journal.hpp"
+#include "harness/case_journal.hpp"
 
 namespace pecheck::plugin {
 

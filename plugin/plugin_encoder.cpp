@@ -8,9 +8,10 @@
 #include <memory>
 #include <vector>
 
+#include "harness/case_journal.hpp"
+#include "interface/shapes.hpp"
 #include "plugin/guarded_buffer.hpp"
 #include "plugin/plugin_host.hpp"
-#include "properties/case_journal.hpp"
 #include "spec/half_bits.hpp"
 
 namespace pecheck::plugin {
@@ -185,8 +186,8 @@ class PluginEncoder final : public Encoder {
     return {};
   }
 
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
-                        std::span<float> out) override {
+  void run(const SinusoidalTable& request) override {
+    const auto& [s, dt, positions, out] = request;
     s.validate();
     shapes::sinusoidal(s, positions.size(), out.size());
     const pecheck_sinusoidal_spec c{
@@ -204,8 +205,8 @@ class PluginEncoder final : public Encoder {
     call.read(0, out);
   }
 
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
-                   std::span<const std::int64_t> positions, std::span<float> x) override {
+  void run(const LearnedAdd& request) override {
+    const auto& [s, dt, table, positions, x] = request;
     s.validate();
     shapes::learned(s, table.size(), positions.size(), x.size());
     const pecheck_learned_spec c{s.max_len, s.d_model};
@@ -217,8 +218,8 @@ class PluginEncoder final : public Encoder {
     call.read(0, x);
   }
 
-  void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
-                  std::span<float> x) override {
+  void run(const RopeApply& request) override {
+    const auto& [s, dt, heads, positions, x] = request;
     s.validate();
     shapes::rope(s, heads, positions.size(), x.size());
     const RopeScaling& r = s.scaling;
@@ -242,8 +243,8 @@ class PluginEncoder final : public Encoder {
     call.read(0, x);
   }
 
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,
-                  std::span<float> out) override {
+  void run(const AlibiBias& request) override {
+    const auto& [s, dt, positions, out] = request;
     s.validate();
     shapes::alibi(s, positions.size(), out.size());
     const pecheck_alibi_spec c{s.heads, s.causal ? 1 : 0};
@@ -255,9 +256,8 @@ class PluginEncoder final : public Encoder {
     call.read(0, out);
   }
 
-  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> table, std::span<const std::int64_t> positions,
-                   std::span<float> out) override {
+  void run(const ShawScores& request) override {
+    const auto& [s, dt, q, k, table, positions, out] = request;
     s.validate();
     shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
     const pecheck_shaw_spec c{s.max_distance, s.head_dim};
@@ -271,8 +271,8 @@ class PluginEncoder final : public Encoder {
     call.read(0, out);
   }
 
-  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
-               std::span<float> out) override {
+  void run(const T5Bias& request) override {
+    const auto& [s, dt, table, positions, out] = request;
     s.validate();
     shapes::t5(s, table.size(), positions.size(), out.size());
     const pecheck_t5_spec c{s.heads, s.num_buckets, s.max_distance, s.bidirectional ? 1 : 0};
@@ -285,9 +285,8 @@ class PluginEncoder final : public Encoder {
     call.read(0, out);
   }
 
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
-                 std::span<float> out) override {
+  void run(const Attention& request) override {
+    const auto& [s, dt, positions, q, k, v, shaw_table, out] = request;
     s.validate();
     shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
     const pecheck_attention_spec c{
@@ -310,6 +309,10 @@ class PluginEncoder final : public Encoder {
     call.finish(p_.attention(&kHost, &c, pos, qt, kt, vt, rt, ot));
     call.read(0, out);
   }
+
+  // ABI v1 has no 2-D operation: declined by name, so a plugin is never checked on them.
+  void run(const Sinusoidal2dTable&) override { decline(*this, Op::sinusoidal2d_table); }
+  void run(const Rope2dApply&) override { decline(*this, Op::rope2d_apply); }
 
  private:
   const pecheck_plugin& p_;

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "properties/isolation.hpp"
+#include "harness/isolation.hpp"
 
 namespace pecheck::plugin {
 

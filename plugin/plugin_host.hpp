@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "impl/backend_table.hpp"
+#include "interface/backend.hpp"
 #include "pecheck/encoder_abi.h"
 
 namespace pecheck::plugin {

@@ -3,11 +3,11 @@
 // Doc: docs/properties/alibi.agrees_with_reference.md
 #include <fmt/ranges.h>
 
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/alibi.hpp"
 
 namespace pecheck::props {
@@ -42,7 +42,7 @@ Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
   const std::size_t n = c.positions.size(), H = static_cast<std::size_t>(c.spec.heads);
   Outcome o{.bound_u = tol::alibi_bias(dt)};
   auto out = poisoned(H * n * n);
-  enc.alibi_bias(c.spec, dt, c.positions, out);
+  enc.run(AlibiBias{c.spec, dt, c.positions, out});
   const auto slopes = ref::alibi_slopes<Real>(c.spec.heads);
   WorstOf worst;
   for (std::size_t h = 0; h < H; ++h)

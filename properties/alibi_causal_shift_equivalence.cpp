@@ -1,9 +1,9 @@
 // Theorem: causal ALiBi attention equals attention with BLOOM's per-row-shifted bias m_h p_j: on
 // the unmasked keys -m_h (p_i - p_j) = m_h p_j - m_h p_i, and softmax ignores the row constant.
 // Doc: docs/properties/alibi.causal_shift_equivalence.md
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
 

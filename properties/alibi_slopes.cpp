@@ -2,11 +2,11 @@
 // for the first P = 2^floor(log2 H) heads, then the odd powers 2^(-4k/P); all in (0, 1), and
 // strictly decreasing within the first P heads.
 // Doc: docs/properties/alibi.slopes.md
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/alibi.hpp"
 
 namespace pecheck::props {
@@ -37,7 +37,7 @@ Outcome check(Encoder& enc, DType dt, const SlopesCase& c) {
   const std::int64_t pos[] = {0, c.distance};
   const AlibiSpec spec{c.heads, /*causal=*/false};
   auto out = poisoned(static_cast<std::size_t>(c.heads) * 4);
-  enc.alibi_bias(spec, dt, pos, out);
+  enc.run(AlibiBias{spec, dt, pos, out});
   if (o.failure = classify_outputs(dt, out, "bias"); !o.failure.empty()) return o;
   const auto exact = ref::alibi_slopes<Real>(c.heads);
   int p = 1;

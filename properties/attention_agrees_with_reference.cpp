@@ -1,9 +1,9 @@
 // Theorem: multi-head attention with each position encoding plugged in (none, sinusoidal input,
 // RoPE, ALiBi, Shaw; causal or full) is within the derived bound of the exact output.
 // Doc: docs/properties/attention.agrees_with_reference.md
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "reference/attention.hpp"
 
 namespace pecheck::props {

@@ -47,7 +47,7 @@ rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool all
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure) {
   auto out = poisoned(c.size());
-  enc.attention(c.spec, dt, positions, x.q, x.k, x.v, x.table, out);
+  enc.run(Attention{c.spec, dt, positions, x.q, x.k, x.v, x.table, out});
   if (failure.empty()) failure = classify_outputs(dt, out, "o");
   return out;
 }

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
-#include "properties/tolerance.hpp"
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "harness/tolerance.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck::props {
 

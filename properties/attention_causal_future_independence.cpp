@@ -1,9 +1,9 @@
 // Theorem: with a causal mask, the outputs of tokens 0..c do not depend on tokens after c:
 // replacing every later query, key and value leaves them unchanged.
 // Doc: docs/properties/attention.causal_future_independence.md
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 

@@ -2,9 +2,9 @@
 // output coordinate lies between the smallest and largest of those values, and when all those
 // rows are equal the output is that row (the softmax weights sum to 1).
 // Doc: docs/properties/attention.convex_combination.md
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "reference/attention.hpp"
 
 namespace pecheck::props {

@@ -2,9 +2,9 @@
 // Doc: docs/properties/attention.determinism.md
 #include <bit>
 
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 

@@ -5,9 +5,9 @@
 #include <bit>
 #include <limits>
 
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 
@@ -26,7 +26,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   AttentionData bad = x;
   bad.v[at] = inf;
   std::vector<float> dirty = poisoned(c.size());
-  enc.attention(c.spec, dt, c.positions, bad.q, bad.k, bad.v, bad.table, dirty);
+  enc.run(Attention{c.spec, dt, c.positions, bad.q, bad.k, bad.v, bad.table, dirty});
   const std::string what = fmt::format("{} in v[token {}, head {}, dim {}]", inf, j, h, k);
   for (std::size_t i = 0; i < clean.size(); ++i) {
     const bool reached = i / d % H == h && i % d == k && (!c.spec.causal || i / (H * d) >= j);

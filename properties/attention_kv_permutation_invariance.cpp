@@ -3,9 +3,9 @@
 // Doc: docs/properties/attention.kv_permutation_invariance.md
 #include <algorithm>
 
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 

@@ -2,9 +2,9 @@
 // of the queries that attend to j; a NaN in a query of token i reaches exactly row i of its head.
 // Every other output is the NaN-free one.
 // Doc: docs/properties/attention.nan_parity.md
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 
@@ -36,7 +36,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   AttentionData bad_v = x;
   bad_v.v[at] = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> dirty = poisoned(c.size());
-  enc.attention(c.spec, dt, c.positions, bad_v.q, bad_v.k, bad_v.v, bad_v.table, dirty);
+  enc.run(Attention{c.spec, dt, c.positions, bad_v.q, bad_v.k, bad_v.v, bad_v.table, dirty});
   o.failure = compare(
       clean, dirty, [&](std::size_t i) { return i / d % H == h && i % d == k && (!c.spec.causal || i / (H * d) >= j); },
       fmt::format("(1) NaN in v[token {}, head {}, dim {}]", j, h, k));
@@ -45,7 +45,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   AttentionData bad_q = x;
   bad_q.q[at] = std::numeric_limits<float>::quiet_NaN();
   dirty = poisoned(c.size());
-  enc.attention(c.spec, dt, c.positions, bad_q.q, bad_q.k, bad_q.v, bad_q.table, dirty);
+  enc.run(Attention{c.spec, dt, c.positions, bad_q.q, bad_q.k, bad_q.v, bad_q.table, dirty});
   o.failure = compare(
       clean, dirty, [&](std::size_t i) { return i / (H * d) == j && i / d % H == h; },
       fmt::format("(2) NaN in q[token {}, head {}, dim {}]", j, h, k));

@@ -6,9 +6,9 @@
 // Doc: docs/properties/attention.order_sensitivity.md
 #include <algorithm>
 
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 

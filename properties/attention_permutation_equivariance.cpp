@@ -4,9 +4,9 @@
 // Doc: docs/properties/attention.permutation_equivariance.md
 #include <algorithm>
 
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 

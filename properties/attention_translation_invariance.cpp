@@ -1,9 +1,9 @@
 // Theorem: attention with a relative encoding (ALiBi, Shaw, RoPE) depends only on position
 // differences: shifting every position by t leaves the output unchanged.
 // Doc: docs/properties/attention.translation_invariance.md
+#include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck::props {
 
@@ -78,7 +78,7 @@ inline rc::Gen<AxialRopeSpec> rope2d_spec_gen() {
 inline std::vector<float> encoder_rope2d(Encoder& enc, DType dt, const Rope2dCase& c, std::vector<float> x,
                                          const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols,
                                          std::string& failure) {
-  enc.rope2d_apply(c.spec, dt, c.heads, rows, cols, x);
+  enc.run(Rope2dApply{c.spec, dt, c.heads, rows, cols, x});
   if (failure.empty()) failure = classify_outputs(dt, x, "y");
   return x;
 }

@@ -1,7 +1,7 @@
 // One constructor per theorem file; registry.cpp lists them in catalogue order.
 #pragma once
 
-#include "properties/property.hpp"
+#include "harness/property.hpp"
 
 namespace pecheck::props {
 

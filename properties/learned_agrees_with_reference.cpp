@@ -3,11 +3,11 @@
 // Doc: docs/properties/learned.agrees_with_reference.md
 #include <fmt/ranges.h>
 
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/learned.hpp"
 
 namespace pecheck::props {
@@ -49,7 +49,7 @@ Outcome check(Encoder& enc, DType dt, const LearnedCase& c) {
   const auto table = gen::values(c.data, 1, static_cast<std::size_t>(c.spec.max_len) * d, dt);
   const auto x0 = gen::values(c.data, 2, c.positions.size() * d, dt);
   auto x = x0;
-  enc.learned_add(c.spec, dt, table, c.positions, x);
+  enc.run(LearnedAdd{c.spec, dt, table, c.positions, x});
   if (o.failure = classify_outputs(dt, x, "y"); !o.failure.empty()) return o;
   // The reference on the rows this case reads, gathered (row t = E[pos_t]): the same sums without
   // converting the whole table (up to 2048 x 96 entries) to the reference's Real.
@@ -75,7 +75,7 @@ Outcome check(Encoder& enc, DType dt, const LearnedCase& c) {
   y.resize(d);
   try {
     const std::int64_t bad[] = {c.outside};
-    enc.learned_add(c.spec, dt, table, bad, y);
+    enc.run(LearnedAdd{c.spec, dt, table, bad, y});
     o.failure = fmt::format("position {} outside [0, {}) was accepted", c.outside, c.spec.max_len);
   } catch (const std::out_of_range&) {
   }

@@ -1,3 +1,5 @@
+#include "properties/registry.hpp"
+
 #include "properties/catalogue.hpp"
 
 namespace pecheck {

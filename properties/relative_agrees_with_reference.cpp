@@ -3,11 +3,11 @@
 // Doc: docs/properties/relative.agrees_with_reference.md
 #include <fmt/ranges.h>
 
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/relative.hpp"
 
 namespace pecheck::props {
@@ -46,7 +46,7 @@ Outcome check(Encoder& enc, DType dt, const ShawCase& c) {
   const auto q = gen::values(c.data, 1, n * d, dt), k = gen::values(c.data, 2, n * d, dt);
   const auto table = gen::values(c.data, 3, static_cast<std::size_t>(c.spec.table_rows()) * d, dt);
   auto out = poisoned(n * n);
-  enc.shaw_scores(c.spec, dt, q, k, table, c.positions, out);
+  enc.run(ShawScores{c.spec, dt, q, k, table, c.positions, out});
   if (o.failure = classify_outputs(dt, out, "score"); !o.failure.empty()) return o;
   const auto exact = ref::shaw_scores<Real>(c.spec, to_real(q), to_real(k), to_real(table), c.positions);
   WorstOf worst;

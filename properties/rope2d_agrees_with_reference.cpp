@@ -1,10 +1,10 @@
 // Theorem: every pair rotated by the encoder's axial RoPE is within E = 2u |x_p| (normwise) of the
 // exact rotation: the first half of each head by its row, the second half by its column.
 // Doc: docs/properties/rope2d.agrees_with_reference.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/axial_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/axial.hpp"
 
 namespace pecheck::props {

@@ -1,10 +1,10 @@
 // Theorem: axial RoPE scores depend only on the 2-D offset: <R_(r1,c1) q, R_(r2,c2) k> is unchanged
 // when both tokens move by (t, s), for every base and layout.
 // Doc: docs/properties/rope2d.relative.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/axial_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

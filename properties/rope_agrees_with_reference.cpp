@@ -1,10 +1,10 @@
 // Theorem: every rotated pair is within E = 2u |x_p| (normwise) of the exact rotation by
 // pos * base^(-2p/rotary_dim), for both layouts, partial rotary, every position below 2^24.
 // Doc: docs/properties/rope.agrees_with_reference.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

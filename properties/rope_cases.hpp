@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "interface/encoder.hpp"
 #include "reference/rope.hpp"
 
 namespace pecheck::props {
@@ -64,7 +64,7 @@ inline rc::Gen<RopeSpec> rope_spec_scaled_as(std::vector<RopeScalingKind> kinds)
 /// x rotated by the encoder to `positions` (one per token); failure set on unclean outputs.
 inline std::vector<float> encoder_rope(Encoder& enc, DType dt, const RopeCase& c, std::vector<float> x,
                                        const std::vector<std::int64_t>& positions, std::string& failure) {
-  enc.rope_apply(c.spec, dt, c.heads, positions, x);
+  enc.run(RopeApply{c.spec, dt, c.heads, positions, x});
   if (failure.empty()) failure = classify_outputs(dt, x, "y");
   return x;
 }

@@ -1,10 +1,10 @@
 // Theorem: rotations compose additively, R_b(R_a x) = R_{a+b} x, for every layout, base and
 // rotary_dim.
 // Doc: docs/properties/rope.composition.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -5,9 +5,9 @@
 #include <bit>
 #include <limits>
 
+#include "harness/runner.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 
@@ -28,8 +28,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   auto xi = x;
   xi[at] = inf;
   std::vector<float> clean = x, dirty = xi;
-  enc.rope_apply(c.spec, dt, c.heads, c.positions, clean);
-  enc.rope_apply(c.spec, dt, c.heads, c.positions, dirty);
+  enc.run(RopeApply{c.spec, dt, c.heads, c.positions, clean});
+  enc.run(RopeApply{c.spec, dt, c.heads, c.positions, dirty});
   const std::string what = fmt::format("{} at input {} (dim {}, {})", inf, at, k, rotated ? "rotated" : "pass-through");
   if (rotated && std::isfinite(dirty[at])) {
     o.failure = fmt::format("{} vanished: output {:.9g}", what, dirty[at]);

@@ -1,10 +1,10 @@
 // Theorem: R_{-m} undoes R_m: rotating to position m and then to -m gives x back, for every
 // layout, base and rotary_dim.
 // Doc: docs/properties/rope.inverse.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

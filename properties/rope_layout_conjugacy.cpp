@@ -1,10 +1,10 @@
 // Theorem: the two RoPE layouts are conjugate by a fixed permutation: half_split(x) =
 // P interleaved(P^T x), with P taking dims (2p, 2p+1) to (p, p + rotary_dim/2).
 // Doc: docs/properties/rope.layout_conjugacy.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -1,10 +1,10 @@
 // Theorem: linear position interpolation by s is rotation at position / s: R^(lin,s)_(s m) = R_m
 // for every integer factor s, layout, base and rotary_dim.
 // Doc: docs/properties/rope.linear_scaling.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

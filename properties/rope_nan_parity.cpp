@@ -1,9 +1,9 @@
 // Theorem: a NaN in one input dim of RoPE shows up in exactly the dims that depend on it (both
 // dims of its rotated pair, or the pass-through dim alone) and nowhere else.
 // Doc: docs/properties/rope.nan_parity.md
+#include "harness/runner.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
 
 namespace pecheck::props {
 
@@ -23,8 +23,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   auto xn = x;
   xn[poisoned_at] = std::numeric_limits<float>::quiet_NaN();
   std::vector<float> clean = x, dirty = xn;
-  enc.rope_apply(c.spec, dt, c.heads, c.positions, clean);
-  enc.rope_apply(c.spec, dt, c.heads, c.positions, dirty);
+  enc.run(RopeApply{c.spec, dt, c.heads, c.positions, clean});
+  enc.run(RopeApply{c.spec, dt, c.heads, c.positions, dirty});
   for (std::size_t i = 0; i < x.size(); ++i) {
     const bool should_be_nan = i == head_start + k || i == head_start + partner;
     if (should_be_nan && !std::isnan(dirty[i])) {

@@ -4,10 +4,10 @@
 // Doc: docs/properties/rope.ntk_base.md
 #include <cmath>
 
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

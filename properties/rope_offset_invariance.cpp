@@ -1,10 +1,10 @@
 // Theorem: rotating a whole sequence at an offset t (left padding, a KV cache) leaves every
 // score <R_{p_i+t} q_i, R_{p_j+t} k_j> unchanged, head by head, with per-token positions.
 // Doc: docs/properties/rope.offset_invariance.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

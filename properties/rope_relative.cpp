@@ -1,10 +1,10 @@
 // Theorem: <R_m q, R_n k> depends only on m - n: shifting both positions by t leaves the score
 // unchanged, for every layout, base and rotary_dim.
 // Doc: docs/properties/rope.relative.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -8,10 +8,10 @@
 #include <numbers>
 #include <optional>
 
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/rope_scaling.hpp"
 
 namespace pecheck::props {

@@ -1,10 +1,10 @@
 // Theorem: every entry of the encoder's 2-D sinusoid is within E = 2u of the exact value: the row's
 // 1-D sinusoid of width d/2 in the first half, the column's in the second, every coordinate < 2^24.
 // Doc: docs/properties/sinusoidal2d.agrees_with_reference.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/axial_cases.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/axial.hpp"
 
 namespace pecheck::props {
@@ -17,7 +17,7 @@ Outcome check(Encoder& enc, DType dt, const Sinusoidal2dCase& c) {
   Outcome o{.bound_u = tol::sinusoidal_entry(dt)};
   const std::size_t d = static_cast<std::size_t>(c.spec.d_model);
   std::vector<float> out = poisoned(c.n() * d);
-  enc.sinusoidal2d_table(c.spec, dt, c.rows, c.cols, out);
+  enc.run(Sinusoidal2dTable{c.spec, dt, c.rows, c.cols, out});
   o.failure = classify_outputs(dt, out, "pe");
   if (!o.failure.empty()) return o;
   const double u = unit_roundoff(dt);

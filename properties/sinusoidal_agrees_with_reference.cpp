@@ -2,10 +2,10 @@
 // sin/cos(pos * frequency_i) placed by its layout (Vaswani's or fairseq's frequencies, fairseq's
 // padding row exactly zero), for every position below 2^24.
 // Doc: docs/properties/sinusoidal.agrees_with_reference.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/sinusoidal_cases.hpp"
-#include "properties/tolerance.hpp"
 #include "reference/sinusoidal.hpp"
 
 namespace pecheck::props {

@@ -1,9 +1,9 @@
 // Theorem: every entry satisfies |PE| <= 1 exactly, and every row has |PE(p)|^2 = d/2.
 // Doc: docs/properties/sinusoidal.bounds.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/sinusoidal_cases.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck::props {
 
@@ -41,7 +41,7 @@ inline rc::Gen<SinusoidalSpec> sinusoidal_spec_gen() {
 inline std::vector<float> encoder_rows(Encoder& enc, DType dt, const SinusoidalSpec& s,
                                        const std::vector<std::int64_t>& positions, std::string& failure) {
   std::vector<float> out = poisoned(positions.size() * static_cast<std::size_t>(s.d_model));
-  enc.sinusoidal_table(s, dt, positions, out);
+  enc.run(SinusoidalTable{s, dt, positions, out});
   failure = classify_outputs(dt, out, "pe");
   return out;
 }

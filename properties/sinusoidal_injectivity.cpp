@@ -4,10 +4,10 @@
 // Doc: docs/properties/sinusoidal.injectivity.md
 #include <cmath>
 
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/sinusoidal_cases.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

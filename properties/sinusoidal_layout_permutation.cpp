@@ -1,10 +1,10 @@
 // Theorem: the concatenated and interleaved sinusoids differ by a fixed permutation: entry 2i of
 // the interleaved row is entry i of the concatenated one, entry 2i+1 is entry d/2 + i.
 // Doc: docs/properties/sinusoidal.layout_permutation.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/sinusoidal_cases.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -1,10 +1,10 @@
 // Theorem: PE(p) . PE(q) depends only on p - q (the Gram matrix of the table is Toeplitz):
 // PE(p) . PE(q) = PE(p + t) . PE(q + t).
 // Doc: docs/properties/sinusoidal.offset_inner_product.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/sinusoidal_cases.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -1,10 +1,10 @@
 // Theorem: PE(p + k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations that do not depend on p
 // (checked as w_i(p+k) conj(w_i(p)) = w_i(q+k) conj(w_i(q)) for each sin/cos pair i).
 // Doc: docs/properties/sinusoidal.shift_linearity.md
+#include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/sinusoidal_cases.hpp"
-#include "properties/tolerance.hpp"
 
 namespace pecheck::props {
 

@@ -2,8 +2,8 @@
 // _relative_position_bucket evaluated exactly), or of the neighbouring bucket where the exact
 // log coordinate lies within 2^-12 of an integer.
 // Doc: docs/properties/t5.agrees_with_reference.md
+#include "harness/runner.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/t5_cases.hpp"
 #include "reference/t5.hpp"
 

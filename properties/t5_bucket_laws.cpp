@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "harness/runner.hpp"
 #include "properties/catalogue.hpp"
-#include "properties/runner.hpp"
 #include "properties/t5_cases.hpp"
 
 namespace pecheck::props {

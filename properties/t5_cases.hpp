@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
-#include "properties/generators.hpp"
-#include "properties/measure.hpp"
-#include "properties/tolerance.hpp"
+#include "harness/generators.hpp"
+#include "harness/measure.hpp"
+#include "harness/tolerance.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck::props {
 
@@ -74,7 +74,7 @@ inline std::vector<float> encoder_t5(Encoder& enc, DType dt, const T5Case& c, co
                                      std::string& failure) {
   const std::size_t n = c.positions.size();
   std::vector<float> out = poisoned(static_cast<std::size_t>(c.spec.heads) * n * n);
-  enc.t5_bias(c.spec, dt, table, c.positions, out);
+  enc.run(T5Bias{c.spec, dt, table, c.positions, out});
   if (failure.empty()) failure = classify_outputs(dt, out, "bias");
   return out;
 }

@@ -7,51 +7,21 @@
 #include <string>
 #include <utility>
 
-#include "impl/encoder.hpp"
 #include "impl/scalar/scalar_encoder.hpp"
+#include "interface/encoder.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck::selftest {
 
 /// Forwards every operation to the scalar backend.
-class Forwarding : public Encoder {
+class Forwarding : public HandledBy<Forwarding> {
  public:
   explicit Forwarding(std::string name) : name_(std::move(name)) {}
   std::string name() const override { return name_; }
   Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
-                        std::span<float> o) override {
-    inner_->sinusoidal_table(s, dt, p, o);
-  }
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
-                   std::span<float> x) override {
-    inner_->learned_add(s, dt, t, p, x);
-  }
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    inner_->rope_apply(s, dt, h, p, x);
-  }
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
-    inner_->alibi_bias(s, dt, p, o);
-  }
-  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> t, std::span<const std::int64_t> p, std::span<float> o) override {
-    inner_->shaw_scores(s, dt, q, k, t, p, o);
-  }
-  void t5_bias(const T5Spec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
-               std::span<float> o) override {
-    inner_->t5_bias(s, dt, t, p, o);
-  }
-  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> r,
-                          std::span<const std::int64_t> c, std::span<float> o) override {
-    inner_->sinusoidal2d_table(s, dt, r, c, o);
-  }
-  void rope2d_apply(const AxialRopeSpec& s, DType dt, int h, std::span<const std::int64_t> r,
-                    std::span<const std::int64_t> c, std::span<float> x) override {
-    inner_->rope2d_apply(s, dt, h, r, c, x);
-  }
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
-    inner_->attention(s, dt, p, q, k, v, t, o);
+  template <class Call>
+  void handle(const Call& call) {
+    inner_->run(call);
   }
 
  protected:

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "impl/encoder.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck::selftest {
 

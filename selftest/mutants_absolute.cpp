@@ -14,9 +14,9 @@ namespace {
 /// pe[:,0::2] = cos, pe[:,1::2] = sin: the two halves of every pair swapped.
 struct SinCosSwapped : Forwarding {
   SinCosSwapped() : Forwarding("mutant-sin-cos-swapped") {}
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
-                        std::span<float> o) override {
-    inner_->sinusoidal_table(s, dt, p, o);
+  void run(const SinusoidalTable& c) override {
+    const auto& [s, dt, p, o] = c;
+    inner_->run(c);
     const std::size_t d = static_cast<std::size_t>(s.d_model), half = d / 2;
     for (std::size_t r = 0; r < p.size(); ++r)
       for (std::size_t i = 0; i < half; ++i) {
@@ -29,10 +29,11 @@ struct SinCosSwapped : Forwarding {
 /// RoPE with base 1000 whatever the spec says.
 struct RopeBase1000 : Forwarding {
   RopeBase1000() : Forwarding("mutant-rope-base-1000") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     RopeSpec wrong = s;
     wrong.base = 1000;
-    inner_->rope_apply(wrong, dt, h, p, x);
+    inner_->run(RopeApply{wrong, dt, h, p, x});
   }
 };
 
@@ -46,7 +47,8 @@ std::pair<double, double> cos_sin(const RopeSpec& s, double a) {
 /// ~ pos * 2^-24 rad).
 struct RopeFp32Angles : Forwarding {
   RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const auto inv = static_cast<float>(angles::scaled_inv_freq(s, i));
       return cos_sin(s, static_cast<double>(static_cast<float>(pos) * inv));
@@ -57,7 +59,8 @@ struct RopeFp32Angles : Forwarding {
 /// Angles rounded to bf16, as when the position ids and inv_freq live in a bf16 model.
 struct RopeBf16Angles : Forwarding {
   RopeBf16Angles() : Forwarding("mutant-rope-bf16-angles") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const auto inv = static_cast<double>(angles::scaled_inv_freq(s, i));
       return cos_sin(s, static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv)));
@@ -68,29 +71,31 @@ struct RopeBf16Angles : Forwarding {
 /// rotary_dim ignored: every dim of the head rotated, frequencies over head_dim.
 struct RopeIgnoresRotaryDim : Forwarding {
   RopeIgnoresRotaryDim() : Forwarding("mutant-rope-ignores-rotary-dim") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     RopeSpec full = s;
     full.rotary_dim = s.head_dim;
-    inner_->rope_apply(full, dt, h, p, x);
+    inner_->run(RopeApply{full, dt, h, p, x});
   }
 };
 
 /// A learned table that wraps (pos mod max_len) instead of refusing an out-of-range position.
 struct LearnedWraps : Forwarding {
   LearnedWraps() : Forwarding("mutant-learned-wraps") {}
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> t, std::span<const std::int64_t> p,
-                   std::span<float> x) override {
+  void run(const LearnedAdd& c) override {
+    const auto& [s, dt, t, p, x] = c;
     std::vector<std::int64_t> wrapped(p.begin(), p.end());
     for (auto& q : wrapped) q = ((q % s.max_len) + s.max_len) % s.max_len;
-    inner_->learned_add(s, dt, t, wrapped, x);
+    inner_->run(LearnedAdd{s, dt, t, wrapped, x});
   }
 };
 
 /// ALiBi slopes 2^(-8h/H) for every H: the non-power-of-two rule forgotten.
 struct AlibiNoPow2Rule : Forwarding {
   AlibiNoPow2Rule() : Forwarding("mutant-alibi-no-pow2-rule") {}
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> p, std::span<float> o) override {
-    inner_->alibi_bias(s, dt, p, o);
+  void run(const AlibiBias& c) override {
+    const auto& [s, dt, p, o] = c;
+    inner_->run(c);
     const std::size_t n = p.size();
     for (int h = 0; h < s.heads; ++h) {
       const double m = std::exp2(-8.0 * (h + 1) / s.heads);
@@ -107,35 +112,33 @@ struct AlibiNoPow2Rule : Forwarding {
 /// The seeds' RelativePositionEmbedding: index clamp(i - j) where Shaw et al. use j - i.
 struct ShawSignFlipped : Forwarding {
   ShawSignFlipped() : Forwarding("mutant-shaw-i-minus-j") {}
-  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> t, std::span<const std::int64_t> p, std::span<float> o) override {
+  void run(const ShawScores& c) override {
+    const auto& [s, dt, q, k, t, p, o] = c;
     std::vector<std::int64_t> negated(p.begin(), p.end());
     for (auto& x : negated) x = -x;  // p_j - p_i of the negated positions is p_i - p_j
-    inner_->shaw_scores(s, dt, q, k, t, negated, o);
+    inner_->run(ShawScores{s, dt, q, k, t, negated, o});
   }
 };
 
 /// Attention without the 1/sqrt(head_dim) scale.
 struct AttentionNoScale : Forwarding {
   AttentionNoScale() : Forwarding("mutant-attention-no-scale") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
     AttentionSpec unscaled = s;
     unscaled.scale = 1.0;
-    inner_->attention(unscaled, dt, p, q, k, v, t, o);
+    inner_->run(Attention{unscaled, dt, p, q, k, v, t, o});
   }
 };
 
 /// Attention that silently drops its position encoding.
 struct AttentionDropsPE : Forwarding {
   AttentionDropsPE() : Forwarding("mutant-attention-drops-pe") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
     AttentionSpec plain = s;
     plain.pe = AttentionPE::none;
-    inner_->attention(plain, dt, p, q, k, v, t, o);
+    inner_->run(Attention{plain, dt, p, q, k, v, t, o});
   }
 };
 

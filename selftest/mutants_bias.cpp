@@ -15,8 +15,8 @@ namespace {
 /// the other direction's buckets (or past the table, read here as its last row).
 struct T5NoClamp : Forwarding {
   T5NoClamp() : Forwarding("mutant-t5-no-clamp") {}
-  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
-               std::span<float> out) override {
+  void run(const T5Bias& c) override {
+    const auto& [s, dt, table, positions, out] = c;
     const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads);
     shapes::t5(s, table.size(), n, out.size());
     const int half = s.half(), me = s.max_exact();
@@ -40,11 +40,11 @@ struct T5NoClamp : Forwarding {
 /// above 2048 neighbouring positions round to the same value and their rows collide.
 struct SinusoidalFp16Positions : Forwarding {
   SinusoidalFp16Positions() : Forwarding("mutant-sinusoidal-fp16-positions") {}
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
-                        std::span<float> o) override {
+  void run(const SinusoidalTable& c) override {
+    const auto& [s, dt, p, o] = c;
     std::vector<std::int64_t> rounded(p.begin(), p.end());
     for (auto& q : rounded) q = static_cast<std::int64_t>(round_to(DType::f16, static_cast<double>(q)));
-    inner_->sinusoidal_table(s, dt, rounded, o);
+    inner_->run(SinusoidalTable{s, dt, rounded, o});
   }
 };
 

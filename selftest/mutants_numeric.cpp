@@ -17,8 +17,9 @@ double inv_freq(const RopeSpec& s, int p) { return std::pow(s.base, -2.0 * p / s
 /// emb.cos() and emb.sin(), i.e. a rotation by sin(angle) instead of by the angle.
 struct RopeCosOfSin : Forwarding {
   RopeCosOfSin() : Forwarding("mutant-rope-cos-of-sin") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const double a = std::sin(static_cast<double>(pos) * inv_freq(s, i));
       return std::pair{std::cos(a), std::sin(a)};
@@ -31,8 +32,9 @@ struct RopeNoRangeReduction : Forwarding {
   RopeNoRangeReduction() : Forwarding("mutant-rope-no-range-reduction") {}
   static double poly_sin(double a) { return a - a * a * a / 6 + a * a * a * a * a / 120 - std::pow(a, 7) / 5040; }
   static double poly_cos(double a) { return 1 - a * a / 2 + a * a * a * a / 24 - std::pow(a, 6) / 720; }
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const double a = static_cast<double>(pos) * inv_freq(s, i);
       return std::pair{poly_cos(a), poly_sin(a)};
@@ -44,8 +46,9 @@ struct RopeNoRangeReduction : Forwarding {
 /// the last frequencies grows with i (and is multiplied by the position).
 struct RopeIncrementalTheta : Forwarding {
   RopeIncrementalTheta() : Forwarding("mutant-rope-incremental-theta") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
     rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
       const float scale = std::pow(static_cast<float>(s.base), -2.0f / static_cast<float>(s.rotary_dim));
       float theta = static_cast<float>(pos);
@@ -58,40 +61,40 @@ struct RopeIncrementalTheta : Forwarding {
 /// NeoX (half-split) pairing hard-coded, whatever layout the model asks for.
 struct RopeAlwaysHalfSplit : Forwarding {
   RopeAlwaysHalfSplit() : Forwarding("mutant-rope-always-half-split") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     RopeSpec neox = s;
     neox.layout = RopeLayout::half_split;
-    inner_->rope_apply(neox, dt, h, p, x);
+    inner_->run(RopeApply{neox, dt, h, p, x});
   }
 };
 
 /// Positions shifted by one (1-based ids, or an off-by-one under left padding).
 struct RopeOffByOne : Forwarding {
   RopeOffByOne() : Forwarding("mutant-rope-position-off-by-one") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     std::vector<std::int64_t> shifted(p.begin(), p.end());
     for (auto& q : shifted) ++q;
-    inner_->rope_apply(s, dt, h, shifted, x);
+    inner_->run(RopeApply{s, dt, h, shifted, x});
   }
 };
 
 /// Q and K cross-wired: scores from K against Q.
 struct AttentionQKSwapped : Forwarding {
   AttentionQKSwapped() : Forwarding("mutant-attention-q-k-swapped") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
-    inner_->attention(s, dt, p, k, q, v, t, o);
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    inner_->run(Attention{s, dt, p, k, q, v, t, o});
   }
 };
 
 /// Softmax without the max subtraction: exp overflows to inf for logits above ~88 (inf/inf = NaN).
 struct AttentionNoMaxSubtraction : Forwarding {
   AttentionNoMaxSubtraction() : Forwarding("mutant-attention-softmax-no-max") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
-    if (s.pe != AttentionPE::none) return inner_->attention(s, dt, p, q, k, v, t, o);
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    if (s.pe != AttentionPE::none) return inner_->run(c);
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
     const float scale = static_cast<float>(s.effective_scale());

@@ -13,10 +13,11 @@ namespace {
 /// Positions read as unsigned 32-bit ids: -m becomes 2^32 - m and R_{-m} no longer undoes R_m.
 struct RopeUnsignedPositions : Forwarding {
   RopeUnsignedPositions() : Forwarding("mutant-rope-unsigned-positions") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     std::vector<std::int64_t> ids(p.size());
     for (std::size_t i = 0; i < p.size(); ++i) ids[i] = static_cast<std::uint32_t>(p[i]);
-    inner_->rope_apply(s, dt, h, ids, x);
+    inner_->run(RopeApply{s, dt, h, ids, x});
   }
 };
 
@@ -24,10 +25,11 @@ struct RopeUnsignedPositions : Forwarding {
 /// training context, read past its end with a clamp).
 struct RopeCacheClamped : Forwarding {
   RopeCacheClamped() : Forwarding("mutant-rope-cache-clamped-at-8192") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     std::vector<std::int64_t> rows(p.size());
     for (std::size_t i = 0; i < p.size(); ++i) rows[i] = std::clamp<std::int64_t>(p[i], 0, 8191);
-    inner_->rope_apply(s, dt, h, rows, x);
+    inner_->run(RopeApply{s, dt, h, rows, x});
   }
 };
 
@@ -35,8 +37,9 @@ struct RopeCacheClamped : Forwarding {
 /// so a pass-through dim is mixed into a rotated one.
 struct RopePairsAcrossHeadDim : Forwarding {
   RopePairsAcrossHeadDim() : Forwarding("mutant-rope-pairs-across-head-dim") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.layout != RopeLayout::half_split || s.rotary_dim == s.head_dim) return inner_->rope_apply(s, dt, h, p, x);
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.layout != RopeLayout::half_split || s.rotary_dim == s.head_dim) return inner_->run(c);
     shapes::rope(s, h, p.size(), x.size());
     const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(s.rotary_dim / 2);
     for (std::size_t t = 0; t < p.size(); ++t)
@@ -56,10 +59,9 @@ struct RopePairsAcrossHeadDim : Forwarding {
 /// split-K reduction with atomics): same inputs, different roundings.
 struct AttentionNondeterministic : Forwarding {
   AttentionNondeterministic() : Forwarding("mutant-attention-nondeterministic") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
-    if (++calls_ % 2 == 1 || s.causal || s.pe != AttentionPE::none) return inner_->attention(s, dt, p, q, k, v, t, o);
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    if (++calls_ % 2 == 1 || s.causal || s.pe != AttentionPE::none) return inner_->run(c);
     // Reversing the keys (with their values) is exact math for full attention without PE, but
     // the sums run in another order.
     const std::size_t w = static_cast<std::size_t>(s.width()), n = p.size();
@@ -70,7 +72,7 @@ struct AttentionNondeterministic : Forwarding {
       std::copy_n(v.begin() + static_cast<std::ptrdiff_t>(j * w), w,
                   vr.begin() + static_cast<std::ptrdiff_t>((n - 1 - j) * w));
     }
-    inner_->attention(s, dt, p, q, kr, vr, t, o);
+    inner_->run(Attention{s, dt, p, q, kr, vr, t, o});
   }
   unsigned calls_ = 0;
 };
@@ -78,10 +80,9 @@ struct AttentionNondeterministic : Forwarding {
 /// A causal mask off by one: token i also sees token i + 1.
 struct AttentionMaskOffByOne : Forwarding {
   AttentionMaskOffByOne() : Forwarding("mutant-attention-mask-off-by-one") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
-    inner_->attention(s, dt, p, q, k, v, t, o);
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    inner_->run(c);
     if (!s.causal || p.size() < 2) return;
     // Redo each row i < n-1 over keys 0..i+1: a full-attention call on the first i+2 tokens.
     const std::size_t w = static_cast<std::size_t>(s.width());
@@ -91,7 +92,7 @@ struct AttentionMaskOffByOne : Forwarding {
       const std::size_t m = i + 2;
       std::vector<float> out(m * w);
       // Queries past i see everything of the prefix too, but only row i is kept.
-      inner_->attention(full, dt, p.first(m), q.first(m * w), k.first(m * w), v.first(m * w), t, out);
+      inner_->run(Attention{full, dt, p.first(m), q.first(m * w), k.first(m * w), v.first(m * w), t, out});
       std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(i * w), w, o.begin() + static_cast<std::ptrdiff_t>(i * w));
     }
   }
@@ -101,15 +102,14 @@ struct AttentionMaskOffByOne : Forwarding {
 /// output depends on where the sequence sits, not only on distances.
 struct AttentionFp16Positions : Forwarding {
   AttentionFp16Positions() : Forwarding("mutant-attention-fp16-positions") {}
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> t,
-                 std::span<float> o) override {
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
     std::vector<std::int64_t> rounded(p.size());
     for (std::size_t i = 0; i < p.size(); ++i) {
       const float r = round_to(DType::f16, static_cast<double>(p[i]));
       rounded[i] = std::isfinite(r) ? static_cast<std::int64_t>(r) : 65504;
     }
-    inner_->attention(s, dt, rounded, q, k, v, t, o);
+    inner_->run(Attention{s, dt, rounded, q, k, v, t, o});
   }
 };
 

@@ -29,8 +29,9 @@ void rope_at(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p
 /// so linear and YaRN interpolation divide the frequency by s^2 (extrapolation by s).
 struct RopeFreqScaleTwice : Forwarding {
   RopeFreqScaleTwice() : Forwarding("mutant-rope-freq-scale-twice") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.scaling.kind != K::linear && s.scaling.kind != K::yarn) return inner_->rope_apply(s, dt, h, p, x);
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.scaling.kind != K::linear && s.scaling.kind != K::yarn) return inner_->run(c);
     shapes::rope(s, h, p.size(), x.size());
     rope_at(s, dt, h, p, x, s.magnitude(),
             [&](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i) / s.scaling.factor); });
@@ -41,8 +42,9 @@ struct RopeFreqScaleTwice : Forwarding {
 /// cos and sin carry the factor squared.
 struct RopeYarnFactorSquared : Forwarding {
   RopeYarnFactorSquared() : Forwarding("mutant-rope-yarn-factor-squared") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.scaling.kind != K::yarn) return inner_->rope_apply(s, dt, h, p, x);
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.scaling.kind != K::yarn) return inner_->run(c);
     shapes::rope(s, h, p.size(), x.size());
     const double m = s.magnitude();
     rope_at(s, dt, h, p, x, m * m, [&](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i)); });
@@ -53,12 +55,13 @@ struct RopeYarnFactorSquared : Forwarding {
 /// every length, short prompts included (base * (s^2 - s + 1)^(d/(d-2))).
 struct RopeDynamicNtkAtMaxLength : Forwarding {
   RopeDynamicNtkAtMaxLength() : Forwarding("mutant-rope-dynamic-ntk-at-max-length") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     RopeSpec once = s;
     if (s.scaling.kind == K::dynamic_ntk)
       once.scaling.seq_len =
           static_cast<std::int64_t>(static_cast<double>(s.scaling.original_max_position) * s.scaling.factor);
-    inner_->rope_apply(once, dt, h, p, x);
+    inner_->run(RopeApply{once, dt, h, p, x});
   }
 };
 
@@ -66,13 +69,14 @@ struct RopeDynamicNtkAtMaxLength : Forwarding {
 /// arrives and kept afterwards, so a short prompt after a long one uses the long one's base.
 struct RopeDynamicNtkStateful : Forwarding {
   RopeDynamicNtkStateful() : Forwarding("mutant-rope-dynamic-ntk-stateful") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     RopeSpec cached = s;
     if (s.scaling.kind == K::dynamic_ntk) {
       longest_ = std::max(longest_, s.scaling.seq_len);
       cached.scaling.seq_len = longest_;
     }
-    inner_->rope_apply(cached, dt, h, p, x);
+    inner_->run(RopeApply{cached, dt, h, p, x});
   }
 
  private:
@@ -82,10 +86,11 @@ struct RopeDynamicNtkStateful : Forwarding {
 /// llama.cpp PR 8676: the llama3 rope_scaling block ignored, plain base^(-2i/d) frequencies.
 struct RopeLlama3Ignored : Forwarding {
   RopeLlama3Ignored() : Forwarding("mutant-rope-llama3-ignored") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     RopeSpec plain = s;
     if (s.scaling.kind == K::llama3) plain.scaling = {};
-    inner_->rope_apply(plain, dt, h, p, x);
+    inner_->run(RopeApply{plain, dt, h, p, x});
   }
 };
 
@@ -93,8 +98,9 @@ struct RopeLlama3Ignored : Forwarding {
 /// bits (modelled as the product kept to 8 significant bits), ~2% off in inv_freq.
 struct RopeInaccuratePow : Forwarding {
   RopeInaccuratePow() : Forwarding("mutant-rope-inaccurate-pow") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    if (s.scaling.kind != RopeScalingKind::none) return inner_->rope_apply(s, dt, h, p, x);  // unscaled bug
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
     rope_at(s, dt, h, p, x, 1.0, [&](int i) {
       const float exponent = round_to(DType::bf16, -2.0 * i / s.rotary_dim * std::log2(s.base));
       return std::exp2(double{exponent});
@@ -107,8 +113,9 @@ struct RopeInaccuratePow : Forwarding {
 /// too: pass-through dims, or the next head's first dims.
 struct RopeUnmaskedTail : Forwarding {
   RopeUnmaskedTail() : Forwarding("mutant-rope-unmasked-tail") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
-    inner_->rope_apply(s, dt, h, p, x);
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
+    inner_->run(c);
     const auto width = static_cast<std::size_t>(std::bit_ceil(static_cast<unsigned>(s.rotary_dim)));
     const std::size_t rot = static_cast<std::size_t>(s.rotary_dim), hd = static_cast<std::size_t>(s.head_dim);
     for (std::size_t row = 0; row < p.size() * static_cast<std::size_t>(h); ++row)
@@ -128,9 +135,9 @@ struct RopeUnmaskedTail : Forwarding {
 /// when a grid is built with meshgrid's "xy" indexing where "ij" was meant.
 struct Rope2dAxesSwapped : Forwarding {
   Rope2dAxesSwapped() : Forwarding("mutant-rope2d-axes-swapped") {}
-  void rope2d_apply(const AxialRopeSpec& s, DType dt, int h, std::span<const std::int64_t> rows,
-                    std::span<const std::int64_t> cols, std::span<float> x) override {
-    inner_->rope2d_apply(s, dt, h, cols, rows, x);
+  void run(const Rope2dApply& c) override {
+    const auto& [s, dt, h, rows, cols, x] = c;
+    inner_->run(Rope2dApply{s, dt, h, cols, rows, x});
   }
 };
 

@@ -6,7 +6,8 @@
 
 #include <algorithm>
 
-#include "properties/property.hpp"
+#include "harness/property.hpp"
+#include "properties/registry.hpp"
 #include "selftest/forwarding_encoder.hpp"
 
 namespace pecheck {
@@ -17,13 +18,15 @@ namespace {
 class OwnConvention final : public selftest::Forwarding {
  public:
   OwnConvention() : Forwarding("own-convention") {}
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     const RopeSpec own{.head_dim = s.head_dim, .rotary_dim = s.head_dim, .base = 5e5, .layout = RopeLayout::half_split};
-    inner_->rope_apply(own, dt, h, p, x);
+    inner_->run(RopeApply{own, dt, h, p, x});
   }
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> p,
-                        std::span<float> o) override {
-    inner_->sinusoidal_table({.d_model = s.d_model, .base = 777, .layout = SinusoidalLayout::concatenated}, dt, p, o);
+  void run(const SinusoidalTable& c) override {
+    const auto& [s, dt, p, o] = c;
+    inner_->run(
+        SinusoidalTable{{.d_model = s.d_model, .base = 777, .layout = SinusoidalLayout::concatenated}, dt, p, o});
   }
 };
 

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/encoders.hpp"
+#include "harness/encoders.hpp"
 #include "tests/cuda_test_support.hpp"
 
 namespace pecheck {
@@ -58,16 +58,16 @@ TEST_F(DeviceVsEmulator, RopeAndTablesRoundAlike) {
     std::vector<float> x(positions.size() * 4 * 128);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::sin(0.37 * double(i)));
     std::vector<float> on_device = x, emulated = x;
-    device->rope_apply(r, dt, 4, positions, on_device);
-    emulator->rope_apply(r, dt, 4, positions, emulated);
+    device->run(RopeApply{r, dt, 4, positions, on_device});
+    emulator->run(RopeApply{r, dt, 4, positions, emulated});
     const Agreement rope = agreement(on_device, emulated, dt);
     EXPECT_LE(rope.worst_units, 1.0) << "rope " << dtype_name(dt);
     EXPECT_GE(rope.equal, x.size() * 99 / 100) << "rope " << dtype_name(dt);
 
     const SinusoidalSpec s{.d_model = 256, .layout = SinusoidalLayout::interleaved};
     std::vector<float> t_device(positions.size() * 256), t_emulated(t_device.size());
-    device->sinusoidal_table(s, dt, positions, t_device);
-    emulator->sinusoidal_table(s, dt, positions, t_emulated);
+    device->run(SinusoidalTable{s, dt, positions, t_device});
+    emulator->run(SinusoidalTable{s, dt, positions, t_emulated});
     const Agreement table = agreement(t_device, t_emulated, dt);
     EXPECT_LE(table.worst_units, 1.0) << "sinusoid " << dtype_name(dt);
     EXPECT_GE(table.equal, t_device.size() * 99 / 100) << "sinusoid " << dtype_name(dt);
@@ -84,8 +84,8 @@ TEST_F(DeviceVsEmulator, TiledAttentionAgreesToTheLastBits) {
       const std::size_t count = n * 2 * static_cast<std::size_t>(head_dim);
       const auto [q, k, v] = testing::attention_inputs(count, DType::f32);
       std::vector<float> on_device(count), emulated(count);
-      device->attention(s, DType::f32, positions, q, k, v, {}, on_device);
-      emulator->attention(s, DType::f32, positions, q, k, v, {}, emulated);
+      device->run(Attention{s, DType::f32, positions, q, k, v, {}, on_device});
+      emulator->run(Attention{s, DType::f32, positions, q, k, v, {}, emulated});
       double worst = 0;
       for (std::size_t i = 0; i < count; ++i) worst = std::max(worst, std::fabs(double(on_device[i]) - emulated[i]));
       // |V| <= 1; a weight's last fp32 bit, over the sums: a few units of 2^-24.

@@ -10,8 +10,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "properties/encoders.hpp"
-#include "properties/reference_encoder.hpp"
+#include "harness/encoders.hpp"
+#include "harness/reference_encoder.hpp"
 #include "tests/cuda_test_support.hpp"
 
 namespace pecheck {
@@ -56,8 +56,8 @@ TEST_P(CudaKernels, RopeAgreesWithTheReference) {
       std::vector<float> x(positions.size() * 3 * 20);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(0.7 * double(i)));
       std::vector<float> got = x, want = x;
-      enc->rope_apply(s, dt, 3, positions, got);
-      ref->rope_apply(s, dt, 3, positions, want);
+      enc->run(RopeApply{s, dt, 3, positions, got});
+      ref->run(RopeApply{s, dt, 3, positions, want});
       EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
       EXPECT_NE(got, x) << "nothing rotated";
       for (std::size_t t = 0; t < positions.size() * 3; ++t)  // pass-through dims untouched
@@ -75,8 +75,8 @@ TEST_P(CudaKernels, SinusoidalTableAgreesWithTheReference) {
                            .frequencies = SinusoidalFrequencies::fairseq,
                            .padding_idx = 2};
     std::vector<float> got(positions.size() * 34), want(got.size());
-    enc->sinusoidal_table(s, dt, positions, got);
-    ref->sinusoidal_table(s, dt, positions, want);
+    enc->run(SinusoidalTable{s, dt, positions, got});
+    ref->run(SinusoidalTable{s, dt, positions, want});
     EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt);
     EXPECT_TRUE(std::all_of(got.begin() + 2 * 34, got.begin() + 3 * 34, [](float v) { return v == 0; }));
   }
@@ -90,16 +90,16 @@ TEST_P(CudaKernels, AlibiAndT5BiasesEqualTheReference) {
     for (bool causal : {false, true}) {
       const AlibiSpec s{.heads = 12, .causal = causal};  // not a power of two: the paper's second rule
       std::vector<float> got(12 * 25), want(got.size());
-      enc->alibi_bias(s, dt, positions, got);
-      ref->alibi_bias(s, dt, positions, want);
+      enc->run(AlibiBias{s, dt, positions, got});
+      ref->run(AlibiBias{s, dt, positions, want});
       EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
     }
     const T5Spec t{.heads = 3, .num_buckets = 32, .max_distance = 128, .bidirectional = true};
     std::vector<float> table(32 * 3);
     for (std::size_t i = 0; i < table.size(); ++i) table[i] = round_to(dt, 0.01 * double(i) - 0.4);
     std::vector<float> got(3 * 25), want(got.size());
-    enc->t5_bias(t, dt, table, positions, got);
-    ref->t5_bias(t, dt, table, positions, want);
+    enc->run(T5Bias{t, dt, table, positions, got});
+    ref->run(T5Bias{t, dt, table, positions, want});
     EXPECT_EQ(got, want) << dtype_name(dt);
   }
 }
@@ -114,11 +114,12 @@ TEST_P(CudaKernels, LearnedAddAndShawScoresAgreeWithTheReference) {
     for (std::size_t i = 0; i < table.size(); ++i) table[i] = round_to(dt, std::sin(double(i)));
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(3.0 * double(i)));
     std::vector<float> got = x, want = x;
-    enc->learned_add(l, dt, table, positions, got);
-    ref->learned_add(l, dt, table, positions, want);
+    enc->run(LearnedAdd{l, dt, table, positions, got});
+    ref->run(LearnedAdd{l, dt, table, positions, want});
     EXPECT_EQ(got, want) << dtype_name(dt);  // one rounding of an exact sum: bitwise
     std::vector<float> past = x;
-    EXPECT_THROW(enc->learned_add(l, dt, table, std::vector<std::int64_t>{0, 2, 9, 5, 41}, past), std::out_of_range);
+    EXPECT_THROW(enc->run(LearnedAdd{l, dt, table, std::vector<std::int64_t>{0, 2, 9, 5, 41}, past}),
+                 std::out_of_range);
     EXPECT_EQ(past, x) << "nothing written before the refusal";
 
     const ShawSpec s{.max_distance = 4, .head_dim = 8};
@@ -127,8 +128,8 @@ TEST_P(CudaKernels, LearnedAddAndShawScoresAgreeWithTheReference) {
     for (std::size_t i = 0; i < k.size(); ++i) k[i] = round_to(dt, std::cos(0.2 * double(i)));
     for (std::size_t i = 0; i < r.size(); ++i) r[i] = round_to(dt, 0.05 * double(i) - 1);
     std::vector<float> scores(25), exact(25);
-    enc->shaw_scores(s, dt, q, k, r, positions, scores);
-    ref->shaw_scores(s, dt, q, k, r, positions, exact);
+    enc->run(ShawScores{s, dt, q, k, r, positions, scores});
+    ref->run(ShawScores{s, dt, q, k, r, positions, exact});
     EXPECT_LE(worst_u(scores, exact, dt), 1.0) << dtype_name(dt);
   }
 }
@@ -149,8 +150,8 @@ TEST_P(CudaKernels, AttentionWithEachPeIsCloseToTheReference) {
       }
       for (std::size_t i = 0; i < r.size(); ++i) r[i] = round_to(DType::f32, 0.1 * double(i) - 2);
       std::vector<float> got(q.size()), want(q.size());
-      enc->attention(s, DType::f32, positions, q, k, v, r, got);
-      ref->attention(s, DType::f32, positions, q, k, v, r, want);
+      enc->run(Attention{s, DType::f32, positions, q, k, v, r, got});
+      ref->run(Attention{s, DType::f32, positions, q, k, v, r, want});
       double worst = 0;
       for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
       // A smoke test: attention.agrees_with_reference holds the derived bound; |V'| <= 2 here.
@@ -171,8 +172,8 @@ TEST_P(CudaKernels, EveryAccessWidthAndHeadTailAgrees) {
         std::vector<float> x(positions.size() * heads * static_cast<std::size_t>(head_dim));
         for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::sin(1.3 * double(i) + 0.2));
         std::vector<float> got = x, want = x;
-        enc->rope_apply(s, dt, heads, positions, got);
-        ref->rope_apply(s, dt, heads, positions, want);
+        enc->run(RopeApply{s, dt, heads, positions, got});
+        ref->run(RopeApply{s, dt, heads, positions, want});
         EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
       }
 }
@@ -187,8 +188,8 @@ TEST_P(CudaKernels, SinusoidRunsOfConsecutivePositionsAgree) {
     for (SinusoidalLayout layout : {SinusoidalLayout::interleaved, SinusoidalLayout::concatenated}) {
       const SinusoidalSpec s{.d_model = 64, .layout = layout, .padding_idx = positions[40]};
       std::vector<float> got(positions.size() * 64), want(got.size());
-      enc->sinusoidal_table(s, dt, positions, got);
-      ref->sinusoidal_table(s, dt, positions, want);
+      enc->run(SinusoidalTable{s, dt, positions, got});
+      ref->run(SinusoidalTable{s, dt, positions, want});
       EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
       std::size_t equal = 0;
       for (std::size_t i = 0; i < got.size(); ++i) equal += got[i] == want[i];
@@ -207,15 +208,15 @@ TEST_P(CudaKernels, AxialEncodingsAgreeWithTheReference) {
       std::vector<float> x(rows.size() * 3 * 16);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(0.37 * double(i)));
       std::vector<float> got = x, want = x;
-      enc->rope2d_apply(s, dt, 3, rows, cols, got);
-      ref->rope2d_apply(s, dt, 3, rows, cols, want);
+      enc->run(Rope2dApply{s, dt, 3, rows, cols, got});
+      ref->run(Rope2dApply{s, dt, 3, rows, cols, want});
       EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
     }
     for (SinusoidalLayout layout : {SinusoidalLayout::interleaved, SinusoidalLayout::concatenated}) {
       const Sinusoidal2dSpec s{.d_model = 24, .layout = layout};
       std::vector<float> got(rows.size() * 24), want(got.size());
-      enc->sinusoidal2d_table(s, dt, rows, cols, got);
-      ref->sinusoidal2d_table(s, dt, rows, cols, want);
+      enc->run(Sinusoidal2dTable{s, dt, rows, cols, got});
+      ref->run(Sinusoidal2dTable{s, dt, rows, cols, want});
       EXPECT_LE(worst_u(got, want, dt), 1.0) << dtype_name(dt) << " " << s.describe();
     }
   }
@@ -236,8 +237,8 @@ TEST_P(CudaKernels, TiledAttentionAcrossBlocksTilesAndTails) {
         const std::size_t count = n * 2 * static_cast<std::size_t>(head_dim);
         const auto [q, k, v] = testing::attention_inputs(count, DType::bf16);
         std::vector<float> got(count), want(count);
-        enc->attention(s, DType::bf16, positions, q, k, v, {}, got);
-        ref->attention(s, DType::bf16, positions, q, k, v, {}, want);
+        enc->run(Attention{s, DType::bf16, positions, q, k, v, {}, got});
+        ref->run(Attention{s, DType::bf16, positions, q, k, v, {}, want});
         // The attention metric, |o - o_ref| / (u max|V|): one bf16 rounding (0.5) plus fp32
         // arithmetic far below it; RoPE's transform in fp32 adds a little (docs/error-model.md 6).
         double worst = 0, max_v = 0;
@@ -253,7 +254,7 @@ TEST_P(CudaKernels, BadShapesThrowBeforeAnyLaunch) {
   PECHECK_CUDA_OR_SKIP(enc);
   std::vector<float> x(7);
   EXPECT_THROW(
-      enc->rope_apply(RopeSpec{.head_dim = 8, .rotary_dim = 8}, DType::f32, 1, std::vector<std::int64_t>{0}, x),
+      enc->run(RopeApply{RopeSpec{.head_dim = 8, .rotary_dim = 8}, DType::f32, 1, std::vector<std::int64_t>{0}, x}),
       std::invalid_argument);
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/encoders.hpp"
+#include "harness/encoders.hpp"
 
 namespace pecheck::testing {
 

@@ -12,10 +12,17 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; exit 1; }
 for f in bin/pecheck lib/cmake/pecheck/pecheckConfig.cmake lib/cmake/pecheck/pecheckConfigVersion.cmake \
-         include/pecheck/downstream/gtest.hpp include/pecheck/impl/encoder.hpp; do
+         include/pecheck/downstream/gtest.hpp include/pecheck/interface/encoder.hpp; do
   [ -e "$tmp/prefix/$f" ] || fail "not installed: $f"
 done
 "$tmp/prefix/bin/pecheck" list >/dev/null || fail "the installed CLI does not run"
+# The package's link graph: the catalogue and its engine never link pecheck's own kernels.
+targets="$tmp/prefix/lib/cmake/pecheck/pecheckTargets.cmake"
+for t in gtest properties harness interface; do
+  links=$(awk -v t="pecheck::$t" '$0 ~ "set_target_properties\\(" t " " {on=1} on && /INTERFACE_LINK_LIBRARIES/ {print; on=0}' "$targets")
+  [ -n "$links" ] || fail "pecheck::$t has no INTERFACE_LINK_LIBRARIES in $targets"
+  case "$links" in *pecheck::impl* | *pecheck::cuda* | *CUDA::*) fail "pecheck::$t links pecheck's kernels: $links" ;; esac
+done
 
 build_example() {  # name, extra cmake args...
   local name="$1"; shift
@@ -31,6 +38,9 @@ if build_example good; then
   passed=$(grep -c '^\[       OK \] MyRope\.rope_' "$tmp/good.out")
   [ "$passed" -ge 10 ] || fail "only $passed rope properties ran and passed: vacuous?"
   echo "correct kernel: $passed rope properties pass"
+  # pecheck::gtest brings the theorems and the harness, never pecheck's own kernels.
+  kernels=$(nm -C "$tmp/good/my_rope_test" | grep -E 'pecheck::(avx2|cuda|scalar)::|make_(scalar|avx2|cuda)_encoder|cudaLaunch' | head -3)
+  [ -z "$kernels" ] || fail "the downstream binary carries pecheck's kernels: $kernels"
 fi
 
 if build_example bug -DPLANT_BUG=ON; then

@@ -1,6 +1,6 @@
 // An encoder that crashes, aborts, throws or hangs is a reported result (verdict crash), never
 // the end of the run; a healthy one gives the same result in a child as in-process.
-#include "properties/isolation.hpp"
+#include "harness/isolation.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "impl/scalar/scalar_encoder.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck {
 namespace {
@@ -21,13 +22,10 @@ const Property& rope_relative() {
 
 /// Forwards supports() to the scalar backend and misbehaves in rope_apply.
 template <class Misbehave>
-class Misbehaving final : public Encoder {
+class Misbehaving final : public Offering<RopeApply> {
  public:
   std::string name() const override { return "misbehaving"; }
-  Support supports(Op, DType) const override { return {}; }
-  void rope_apply(const RopeSpec&, DType, int, std::span<const std::int64_t>, std::span<float>) override {
-    Misbehave{}();
-  }
+  void run(const RopeApply&) override { Misbehave{}(); }
 };
 
 struct Segfault {
@@ -96,13 +94,14 @@ TEST(Isolation, UnsupportedThrownMidRunIsASkip) {
 }
 
 /// The scalar backend, except that it declines half-split RoPE when called.
-class DeclinesHalfSplit final : public Encoder {
+class DeclinesHalfSplit final : public Offering<RopeApply> {
  public:
   std::string name() const override { return "declines-half-split"; }
   Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
-  void rope_apply(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p, std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, h, p, x] = c;
     if (s.layout == RopeLayout::half_split) throw Unsupported("declines half-split pairs");
-    inner_->rope_apply(s, dt, h, p, x);
+    inner_->run(c);
   }
 
  private:

@@ -8,7 +8,8 @@
 
 #include <iostream>
 
-#include "properties/property.hpp"
+#include "harness/property.hpp"
+#include "properties/registry.hpp"
 #include "tests/test_seed.hpp"
 
 namespace pecheck {

@@ -7,9 +7,9 @@
 #include <numeric>
 #include <vector>
 
+#include "harness/isolation.hpp"
+#include "harness/reference_encoder.hpp"
 #include "plugin/plugin_host.hpp"
-#include "properties/isolation.hpp"
-#include "properties/reference_encoder.hpp"
 
 namespace pecheck {
 namespace {
@@ -39,8 +39,8 @@ TEST(PluginHost, RopeAgreesWithTheReferenceInEveryDtype) {
     std::vector<float> x(positions.size() * 2 * 12);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::sin(0.37 * double(i) + 0.1));
     std::vector<float> got = x, want = x;
-    enc->rope_apply(spec, dt, 2, positions, got);
-    ref->rope_apply(spec, dt, 2, positions, want);
+    enc->run(RopeApply{spec, dt, 2, positions, got});
+    ref->run(RopeApply{spec, dt, 2, positions, want});
     double worst = 0;
     for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
     EXPECT_LE(worst, 2 * unit_roundoff(dt) * 2) << dtype_name(dt);  // |x| <= sqrt(2) per pair
@@ -56,8 +56,8 @@ TEST(PluginHost, SinusoidalTableMatchesTheReference) {
   const SinusoidalSpec spec{.d_model = 10, .layout = SinusoidalLayout::concatenated, .padding_idx = 3};
   const std::vector<std::int64_t> positions{0, 3, 77, 1 << 20};
   std::vector<float> got(40), want(40);
-  enc->sinusoidal_table(spec, DType::f32, positions, got);
-  ref->sinusoidal_table(spec, DType::f32, positions, want);
+  enc->run(SinusoidalTable{spec, DType::f32, positions, got});
+  ref->run(SinusoidalTable{spec, DType::f32, positions, want});
   for (std::size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 2 * 0x1p-24) << i;
 }
 
@@ -67,7 +67,7 @@ TEST(PluginHost, UnsupportedStatusIsASkipWithThePluginsReason) {
   spec.scaling = {.kind = RopeScalingKind::yarn, .factor = 4};
   std::vector<float> x(8, 0.5f);
   try {
-    enc->rope_apply(spec, DType::f32, 1, std::vector<std::int64_t>{5}, x);
+    enc->run(RopeApply{spec, DType::f32, 1, std::vector<std::int64_t>{5}, x});
     FAIL() << "no Unsupported";
   } catch (const Unsupported& e) {
     EXPECT_NE(std::string(e.what()).find("only unscaled and linearly scaled RoPE"), std::string::npos) << e.what();
@@ -78,7 +78,7 @@ TEST(PluginHost, WriteIntoTheSentinelsIsReported) {
   const auto enc = example(PECHECK_EXAMPLE_PLUGIN_OOB);
   std::vector<float> out(6);  // 24 bytes: the stray element lands in the 40 bytes of sentinels
   try {
-    enc->sinusoidal_table({.d_model = 6}, DType::f32, std::vector<std::int64_t>{2}, out);
+    enc->run(SinusoidalTable{{.d_model = 6}, DType::f32, std::vector<std::int64_t>{2}, out});
     FAIL() << "the stray write went unseen";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("sentinel overwritten 1 bytes past the end of out"), std::string::npos)
@@ -92,7 +92,7 @@ TEST(PluginHost, WriteIntoTheGuardPageIsNamedInTheChild) {
       [] {
         std::vector<float> out(16);
         example(PECHECK_EXAMPLE_PLUGIN_OOB)
-            ->sinusoidal_table({.d_model = 16}, DType::f32, std::vector<std::int64_t>{1}, out);
+            ->run(SinusoidalTable{{.d_model = 16}, DType::f32, std::vector<std::int64_t>{1}, out});
         return std::string("returned");
       },
       30);
@@ -107,7 +107,7 @@ TEST(PluginHost, UnwrittenOutputIsCaughtByThePoison) {
   for (DType dt : kAllDTypes) {
     std::vector<float> out(2 * 8);
     try {
-      enc->sinusoidal_table({.d_model = 8}, dt, std::vector<std::int64_t>{1, 2}, out);
+      enc->run(SinusoidalTable{{.d_model = 8}, dt, std::vector<std::int64_t>{1, 2}, out});
       ADD_FAILURE() << "unwritten element not seen in " << dtype_name(dt);
     } catch (const std::runtime_error& e) {
       EXPECT_NE(std::string(e.what()).find("left out[15]"), std::string::npos) << e.what();

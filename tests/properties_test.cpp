@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "properties/encoders.hpp"
-#include "properties/property.hpp"
+#include "harness/encoders.hpp"
+#include "harness/property.hpp"
+#include "properties/registry.hpp"
 #include "tests/test_seed.hpp"
 
 namespace pecheck {

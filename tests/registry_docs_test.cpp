@@ -8,7 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "properties/property.hpp"
+#include "harness/property.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck {
 namespace {

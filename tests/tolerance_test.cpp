@@ -1,6 +1,6 @@
 // The tolerance model: bounds are at least the rounding they must allow, grow with the sizes
 // they depend on, and are small enough that the real bugs' errors exceed them.
-#include "properties/tolerance.hpp"
+#include "harness/tolerance.hpp"
 
 #include <gtest/gtest.h>
 

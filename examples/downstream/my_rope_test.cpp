@@ -1,5 +1,6 @@
 // The whole applicable catalogue (every rope.* property, and whatever else applies, in fp32)
-// against my::rope, in a few lines: an adapter to pecheck::Encoder and one macro.
+// against my::rope, in a few lines: an adapter to pecheck::Encoder and one macro. Offering<...>
+// names the operations the adapter implements and declines every other one of the table.
 #include "my_rope.hpp"
 
 #include <downstream/gtest.hpp>
@@ -8,7 +9,7 @@
 
 namespace {
 
-class MyRopeEncoder final : public pecheck::Encoder {
+class MyRopeEncoder final : public pecheck::Offering<pecheck::RopeApply> {
  public:
   std::string name() const override { return "my_rope"; }
   pecheck::Support supports(pecheck::Op op, pecheck::DType dt) const override {
@@ -16,15 +17,15 @@ class MyRopeEncoder final : public pecheck::Encoder {
     if (dt != pecheck::DType::f32) return {false, "my_rope is fp32 only"};
     return {};
   }
-  void rope_apply(const pecheck::RopeSpec& s, pecheck::DType, int heads, std::span<const std::int64_t> pos,
-                  std::span<float> x) override {
-    pecheck::shapes::rope(s, heads, pos.size(), x.size());
+  void run(const pecheck::RopeApply& c) override {
+    c.check();
+    const pecheck::RopeSpec& s = c.spec;
     std::vector<double> inv_freq(static_cast<std::size_t>(s.rotary_dim / 2));
     for (std::size_t p = 0; p < inv_freq.size(); ++p)  // the model's job: pecheck's tables will do
       inv_freq[p] = static_cast<double>(pecheck::angles::scaled_inv_freq(s, static_cast<int>(p)));
-    my::rope(
-        x.data(), pos.data(), pos.size(),
-        {heads, s.head_dim, s.rotary_dim, s.layout == pecheck::RopeLayout::half_split, inv_freq.data(), s.magnitude()});
+    my::rope(c.x.data(), c.positions.data(), c.positions.size(),
+             {c.heads, s.head_dim, s.rotary_dim, s.layout == pecheck::RopeLayout::half_split, inv_freq.data(),
+              s.magnitude()});
   }
 };
 

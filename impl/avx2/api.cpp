@@ -14,8 +14,8 @@
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
-#include "impl/encoder.hpp"
 #include "impl/rope_frequencies.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck::avx2 {
 

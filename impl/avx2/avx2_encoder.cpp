@@ -10,6 +10,7 @@
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck {
 
@@ -68,8 +69,8 @@ class Avx2Encoder final : public Encoder {
   std::string name() const override { return "avx2"; }
   Support supports(Op, DType) const override { return {}; }
 
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> pos,
-                        std::span<float> out) override {
+  void run(const SinusoidalTable& c) override {
+    const auto& [s, dt, pos, out] = c;
     shapes::sinusoidal(s, pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
@@ -77,8 +78,8 @@ class Avx2Encoder final : public Encoder {
       o.write_back();
     });
   }
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
-                   std::span<float> x) override {
+  void run(const LearnedAdd& c) override {
+    const auto& [s, dt, table, pos, x] = c;
     shapes::learned(s, table.size(), pos.size(), x.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> t(table), xs(x);
@@ -87,8 +88,8 @@ class Avx2Encoder final : public Encoder {
       xs.write_back();
     });
   }
-  void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> pos,
-                  std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, heads, pos, x] = c;
     shapes::rope(s, heads, pos.size(), x.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> xs(x);
@@ -97,7 +98,8 @@ class Avx2Encoder final : public Encoder {
       xs.write_back();
     });
   }
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<float> out) override {
+  void run(const AlibiBias& c) override {
+    const auto& [s, dt, pos, out] = c;
     shapes::alibi(s, pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
@@ -105,8 +107,8 @@ class Avx2Encoder final : public Encoder {
       o.write_back();
     });
   }
-  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> table, std::span<const std::int64_t> pos, std::span<float> out) override {
+  void run(const ShawScores& c) override {
+    const auto& [s, dt, q, k, table, pos, out] = c;
     shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), ts(table), o(out);
@@ -114,8 +116,8 @@ class Avx2Encoder final : public Encoder {
       o.write_back();
     });
   }
-  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> pos,
-               std::span<float> out) override {
+  void run(const T5Bias& c) override {
+    const auto& [s, dt, table, pos, out] = c;
     shapes::t5(s, table.size(), pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> ts(table), o(out);
@@ -123,8 +125,8 @@ class Avx2Encoder final : public Encoder {
       o.write_back();
     });
   }
-  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
-                          std::span<const std::int64_t> cols, std::span<float> out) override {
+  void run(const Sinusoidal2dTable& c) override {
+    const auto& [s, dt, rows, cols, out] = c;
     shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
@@ -134,8 +136,8 @@ class Avx2Encoder final : public Encoder {
       o.write_back();
     });
   }
-  void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
-                    std::span<const std::int64_t> cols, std::span<float> x) override {
+  void run(const Rope2dApply& c) override {
+    const auto& [s, dt, heads, rows, cols, x] = c;
     shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> xs(x);
@@ -147,9 +149,8 @@ class Avx2Encoder final : public Encoder {
       xs.write_back();
     });
   }
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> pos, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> table,
-                 std::span<float> out) override {
+  void run(const Attention& c) override {
+    const auto& [s, dt, pos, q, k, v, table, out] = c;
     shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), vs(v), ts(table), o(out);

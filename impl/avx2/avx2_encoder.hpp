@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "impl/encoder.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck {
 

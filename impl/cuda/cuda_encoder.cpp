@@ -8,6 +8,7 @@
 #include "impl/alibi_slopes.hpp"
 #include "impl/cuda/kernels.hpp"
 #include "impl/rope_frequencies.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck {
 
@@ -33,8 +34,8 @@ class CudaEncoder final : public Encoder {
 
   Support supports(Op, DType) const override { return {}; }
 
-  void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
-                        std::span<float> out) override {
+  void run(const SinusoidalTable& c) override {
+    const auto& [s, dt, positions, out] = c;
     s.validate();
     shapes::sinusoidal(s, positions.size(), out.size());
     const std::vector<angles::Frequency> freqs = sinusoid_frequencies(s);
@@ -42,8 +43,8 @@ class CudaEncoder final : public Encoder {
                                positions.data(), positions.size(), freqs.data(), out.data());
   }
 
-  void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table,
-                   std::span<const std::int64_t> positions, std::span<float> x) override {
+  void run(const LearnedAdd& c) override {
+    const auto& [s, dt, table, positions, x] = c;
     s.validate();
     shapes::learned(s, table.size(), positions.size(), x.size());
     for (const std::int64_t p : positions)  // refused before anything is copied: never a wrap
@@ -53,17 +54,16 @@ class CudaEncoder final : public Encoder {
                           x.data());
   }
 
-  void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
-                   std::span<const float> table, std::span<const std::int64_t> positions,
-                   std::span<float> out) override {
+  void run(const ShawScores& c) override {
+    const auto& [s, dt, q, k, table, positions, out] = c;
     s.validate();
     shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
     launcher_.shaw_scores(storage(dt), s.head_dim, s.max_distance, q.data(), k.data(), table.data(), positions.data(),
                           positions.size(), out.data());
   }
 
-  void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions,
-                  std::span<float> out) override {
+  void run(const AlibiBias& c) override {
+    const auto& [s, dt, positions, out] = c;
     s.validate();
     shapes::alibi(s, positions.size(), out.size());
     std::vector<double> slopes(static_cast<std::size_t>(s.heads));
@@ -71,8 +71,8 @@ class CudaEncoder final : public Encoder {
     launcher_.alibi_bias(storage(dt), s.heads, s.causal, slopes.data(), positions.data(), positions.size(), out.data());
   }
 
-  void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
-               std::span<float> out) override {
+  void run(const T5Bias& c) override {
+    const auto& [s, dt, table, positions, out] = c;
     s.validate();
     shapes::t5(s, table.size(), positions.size(), out.size());
     const cuda::T5Launch launch{.heads = s.heads,
@@ -82,9 +82,8 @@ class CudaEncoder final : public Encoder {
     launcher_.t5_bias(storage(dt), launch, table.data(), positions.data(), positions.size(), out.data());
   }
 
-  void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
-                 std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
-                 std::span<float> out) override {
+  void run(const Attention& c) override {
+    const auto& [s, dt, positions, q, k, v, shaw_table, out] = c;
     s.validate();
     shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
     if (s.head_dim > cuda::kMaxAttentionHeadDim)
@@ -107,8 +106,8 @@ class CudaEncoder final : public Encoder {
                         freqs.data(), freqs.size(), out.data());
   }
 
-  void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
-                  std::span<float> x) override {
+  void run(const RopeApply& c) override {
+    const auto& [s, dt, heads, positions, x] = c;
     s.validate();
     shapes::rope(s, heads, positions.size(), x.size());
     const cuda::RopeLaunch launch{.heads = heads,
@@ -120,8 +119,8 @@ class CudaEncoder final : public Encoder {
     launcher_.rope_apply(storage(dt), launch, positions.data(), positions.size(), freqs.data(), x.data());
   }
 
-  void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
-                          std::span<const std::int64_t> cols, std::span<float> out) override {
+  void run(const Sinusoidal2dTable& c) override {
+    const auto& [s, dt, rows, cols, out] = c;
     s.validate();
     shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
     const std::vector<angles::Frequency> freqs = sinusoid_frequencies(s.axis());
@@ -129,8 +128,8 @@ class CudaEncoder final : public Encoder {
                                  cols.data(), rows.size(), freqs.data(), out.data());
   }
 
-  void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
-                    std::span<const std::int64_t> cols, std::span<float> x) override {
+  void run(const Rope2dApply& c) override {
+    const auto& [s, dt, heads, rows, cols, x] = c;
     s.validate();
     shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
     const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s.axis());

@@ -2,8 +2,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "impl/encoder.hpp"
 #include "impl/scalar/kernels.hpp"
+#include "interface/encoder.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck::scalar {
 

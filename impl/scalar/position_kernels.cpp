@@ -5,9 +5,10 @@
 #include <stdexcept>
 
 #include "impl/angles.hpp"
-#include "impl/encoder.hpp"
 #include "impl/rope_frequencies.hpp"
 #include "impl/scalar/kernels.hpp"
+#include "interface/encoder.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck::scalar {
 

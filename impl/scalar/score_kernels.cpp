@@ -4,8 +4,9 @@
 #include <limits>
 
 #include "impl/alibi_slopes.hpp"
-#include "impl/encoder.hpp"
 #include "impl/scalar/kernels.hpp"
+#include "interface/encoder.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck::scalar {
 

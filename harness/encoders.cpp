@@ -1,7 +1,8 @@
-#include "properties/encoders.hpp"
+#include "harness/encoders.hpp"
 
+#include "harness/reference_encoder.hpp"
+#include "impl/backend_table.hpp"
 #include "impl/cuda/cuda_encoder.hpp"
-#include "properties/reference_encoder.hpp"
 
 namespace pecheck {
 

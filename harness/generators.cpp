@@ -1,9 +1,9 @@
-#include "properties/generators.hpp"
+#include "harness/generators.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "properties/tolerance.hpp"
+#include "harness/tolerance.hpp"
 
 namespace pecheck::gen {
 

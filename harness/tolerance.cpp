@@ -1,4 +1,4 @@
-#include "properties/tolerance.hpp"
+#include "harness/tolerance.hpp"
 
 #include <cmath>
 

@@ -1,6 +1,9 @@
-#include "impl/encoder.hpp"
+#include "interface/operations.hpp"
 
 #include <fmt/format.h>
+
+#include "interface/encoder.hpp"
+#include "interface/shapes.hpp"
 
 namespace pecheck {
 
@@ -28,43 +31,8 @@ std::string_view op_name(Op op) {
   return "?";
 }
 
-namespace {
-[[noreturn]] void unsupported(const Encoder& e, Op op) {
-  throw Unsupported(fmt::format("{} does not implement {}", e.name(), op_name(op)));
-}
-}  // namespace
-
-void Encoder::sinusoidal_table(const SinusoidalSpec&, DType, std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::sinusoidal_table);
-}
-void Encoder::learned_add(const LearnedSpec&, DType, std::span<const float>, std::span<const std::int64_t>,
-                          std::span<float>) {
-  unsupported(*this, Op::learned_add);
-}
-void Encoder::rope_apply(const RopeSpec&, DType, int, std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::rope_apply);
-}
-void Encoder::alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::alibi_bias);
-}
-void Encoder::shaw_scores(const ShawSpec&, DType, std::span<const float>, std::span<const float>,
-                          std::span<const float>, std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::shaw_scores);
-}
-void Encoder::t5_bias(const T5Spec&, DType, std::span<const float>, std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::t5_bias);
-}
-void Encoder::sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int64_t>,
-                                 std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::sinusoidal2d_table);
-}
-void Encoder::rope2d_apply(const AxialRopeSpec&, DType, int, std::span<const std::int64_t>,
-                           std::span<const std::int64_t>, std::span<float>) {
-  unsupported(*this, Op::rope2d_apply);
-}
-void Encoder::attention(const AttentionSpec&, DType, std::span<const std::int64_t>, std::span<const float>,
-                        std::span<const float>, std::span<const float>, std::span<const float>, std::span<float>) {
-  unsupported(*this, Op::attention);
+void decline(const Encoder& encoder, Op op) {
+  throw Unsupported(fmt::format("{} does not implement {}", encoder.name(), op_name(op)));
 }
 
 void require_size(std::string_view tensor, std::size_t got, std::size_t expected) {
@@ -134,5 +102,17 @@ void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t
                  static_cast<std::size_t>(s.shaw().table_rows()) * static_cast<std::size_t>(s.head_dim));
 }
 }  // namespace shapes
+
+void SinusoidalTable::check() const { shapes::sinusoidal(spec, positions.size(), out.size()); }
+void LearnedAdd::check() const { shapes::learned(spec, table.size(), positions.size(), x.size()); }
+void RopeApply::check() const { shapes::rope(spec, heads, positions.size(), x.size()); }
+void AlibiBias::check() const { shapes::alibi(spec, positions.size(), out.size()); }
+void ShawScores::check() const { shapes::shaw(spec, q.size(), k.size(), table.size(), positions.size(), out.size()); }
+void T5Bias::check() const { shapes::t5(spec, table.size(), positions.size(), out.size()); }
+void Attention::check() const {
+  shapes::attention(spec, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+}
+void Sinusoidal2dTable::check() const { shapes::sinusoidal2d(spec, rows.size(), cols.size(), out.size()); }
+void Rope2dApply::check() const { shapes::rope2d(spec, heads, rows.size(), cols.size(), x.size()); }
 
 }  // namespace pecheck

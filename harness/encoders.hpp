@@ -4,11 +4,11 @@
 
 #include <vector>
 
-#include "impl/backend_table.hpp"
+#include "interface/backend.hpp"
 
 namespace pecheck {
 
-/// backend_table() followed by "reference-double".
+/// backend_table() followed by "reference-double" and "cuda-emulated".
 const std::vector<Backend>& encoders_under_test();
 
 }  // namespace pecheck

@@ -14,8 +14,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "properties/case_journal.hpp"
-#include "properties/property.hpp"
+#include "harness/case_journal.hpp"
+#include "harness/property.hpp"
 
 namespace pecheck {
 

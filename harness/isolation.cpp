@@ -1,4 +1,4 @@
-#include "properties/isolation.hpp"
+#include "harness/isolation.hpp"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "properties/case_journal.hpp"
+#include "harness/case_journal.hpp"
 
 namespace pecheck {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "impl/encoder.hpp"
+#include "interface/encoder.hpp"
 
 namespace pecheck {
 

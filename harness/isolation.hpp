@@ -5,8 +5,8 @@
 #include <functional>
 #include <string>
 
-#include "impl/backend_table.hpp"
-#include "properties/property.hpp"
+#include "harness/property.hpp"
+#include "interface/backend.hpp"
 
 namespace pecheck {
 

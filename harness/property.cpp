@@ -1,4 +1,4 @@
-#include "properties/property.hpp"
+#include "harness/property.hpp"
 
 namespace pecheck {
 

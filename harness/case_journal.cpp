@@ -1,4 +1,4 @@
-#include "properties/case_journal.hpp"
+#include "harness/case_journal.hpp"
 
 #include <sys/mman.h>
 

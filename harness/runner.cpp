@@ -1,4 +1,4 @@
-#include "properties/runner.hpp"
+#include "harness/runner.hpp"
 
 #include <map>
 #include <set>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "properties/property.hpp"
+#include "harness/property.hpp"
 #include "reference/real.hpp"
 #include "spec/dtype.hpp"
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "impl/encoder.hpp"
+#include "interface/encoder.hpp"
 #include "spec/dtype.hpp"
 
 namespace pecheck {
@@ -66,9 +66,6 @@ struct Property {
   bool convention_free = false;
   std::function<PropertyResult(Encoder&, DType, const RunParams&)> run;
 };
-
-/// Every registered property, in catalogue order.
-const std::vector<Property>& property_registry();
 
 /// Seed of one property x dtype within a run: the same for every encoder, so all encoders see
 /// the same cases, and independent of which other properties were selected.

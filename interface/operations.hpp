@@ -1,0 +1,160 @@
+// The operation table: every operation an encoder under test may offer, each one call type that
+// carries its spec, its dtype and its tensors. `Operations` lists them; the Encoder interface
+// (interface/encoder.hpp) has one pure virtual run() per entry, so an operation added here makes
+// every encoder that neither implements nor explicitly declines it fail to compile.
+//
+// Tensors are dense row-major float buffers whose values belong to the storage dtype (a bf16 value
+// is carried exactly by a float); outputs must be values of the dtype too. Shapes follow from the
+// spec and the positions; check() throws std::invalid_argument naming the tensor or spec field
+// that is wrong. A learned position outside the table is std::out_of_range.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <type_traits>
+
+#include "spec/conventions.hpp"
+#include "spec/conventions_2d.hpp"
+#include "spec/dtype.hpp"
+
+namespace pecheck {
+
+/// The operations, in the order of `Operations` below (static_asserts keep the two in step).
+enum class Op {
+  sinusoidal_table,
+  learned_add,
+  rope_apply,
+  alibi_bias,
+  shaw_scores,
+  t5_bias,
+  attention,
+  sinusoidal2d_table,
+  rope2d_apply,
+};
+
+/// out (positions, d_model) = PE(positions).
+struct SinusoidalTable {
+  static constexpr Op op = Op::sinusoidal_table;
+  SinusoidalSpec spec;
+  DType dtype;
+  std::span<const std::int64_t> positions;
+  std::span<float> out;
+  void check() const;
+};
+
+/// x (positions, d_model) += table[positions] with table (max_len, d_model).
+struct LearnedAdd {
+  static constexpr Op op = Op::learned_add;
+  LearnedSpec spec;
+  DType dtype;
+  std::span<const float> table;
+  std::span<const std::int64_t> positions;
+  std::span<float> x;
+  void check() const;
+};
+
+/// x (positions, heads, head_dim) rotated in place, token t to positions[t].
+struct RopeApply {
+  static constexpr Op op = Op::rope_apply;
+  RopeSpec spec;
+  DType dtype;
+  int heads;
+  std::span<const std::int64_t> positions;
+  std::span<float> x;
+  void check() const;
+};
+
+/// out (heads, n, n) = ALiBi bias for positions (n), -inf where causally masked.
+struct AlibiBias {
+  static constexpr Op op = Op::alibi_bias;
+  AlibiSpec spec;
+  DType dtype;
+  std::span<const std::int64_t> positions;
+  std::span<float> out;
+  void check() const;
+};
+
+/// out (n, n) = q_i.k_j + q_i.r[clamp(p_j-p_i)]; q, k (n, head_dim), table (2K+1, head_dim).
+struct ShawScores {
+  static constexpr Op op = Op::shaw_scores;
+  ShawSpec spec;
+  DType dtype;
+  std::span<const float> q, k, table;
+  std::span<const std::int64_t> positions;
+  std::span<float> out;
+  void check() const;
+};
+
+/// out (heads, n, n) = table[bucket(p_j - p_i), h] with table (num_buckets, heads).
+struct T5Bias {
+  static constexpr Op op = Op::t5_bias;
+  T5Spec spec;
+  DType dtype;
+  std::span<const float> table;
+  std::span<const std::int64_t> positions;
+  std::span<float> out;
+  void check() const;
+};
+
+/// out = attention(q, k, v) with its PE; all (n, heads, head_dim); shaw_table (2K+1, head_dim) is
+/// read only when spec.pe == shaw.
+struct Attention {
+  static constexpr Op op = Op::attention;
+  AttentionSpec spec;
+  DType dtype;
+  std::span<const std::int64_t> positions;
+  std::span<const float> q, k, v, shaw_table;
+  std::span<float> out;
+  void check() const;
+};
+
+/// out (n, d_model) = PE2d(rows[t], cols[t]); rows and cols of equal length n.
+struct Sinusoidal2dTable {
+  static constexpr Op op = Op::sinusoidal2d_table;
+  Sinusoidal2dSpec spec;
+  DType dtype;
+  std::span<const std::int64_t> rows, cols;
+  std::span<float> out;
+  void check() const;
+};
+
+/// x (n, heads, head_dim) rotated in place by axial RoPE, token t to (rows[t], cols[t]).
+struct Rope2dApply {
+  static constexpr Op op = Op::rope2d_apply;
+  AxialRopeSpec spec;
+  DType dtype;
+  int heads;
+  std::span<const std::int64_t> rows, cols;
+  std::span<float> x;
+  void check() const;
+};
+
+template <class... Calls>
+struct OperationList {
+  static constexpr std::size_t size = sizeof...(Calls);
+};
+
+/// The one table of operations.
+using Operations = OperationList<SinusoidalTable, LearnedAdd, RopeApply, AlibiBias, ShawScores, T5Bias, Attention,
+                                 Sinusoidal2dTable, Rope2dApply>;
+
+inline constexpr std::size_t kOperationCount = Operations::size;
+
+namespace detail {
+template <class... Calls>
+constexpr bool ops_in_table_order(OperationList<Calls...>) {
+  std::size_t i = 0;
+  return ((static_cast<std::size_t>(Calls::op) == i++) && ...);
+}
+}  // namespace detail
+static_assert(detail::ops_in_table_order(Operations{}), "Op and Operations must list the operations in one order");
+static_assert(static_cast<std::size_t>(Op::rope2d_apply) + 1 == kOperationCount, "an Op without a call type");
+
+std::string_view op_name(Op op);
+
+/// Throws std::invalid_argument naming the tensor when its size is not the expected one.
+void require_size(std::string_view tensor, std::size_t got, std::size_t expected);
+
+}  // namespace pecheck
