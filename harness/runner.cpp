@@ -1,9 +1,56 @@
+// The runner, compiled once for every theorem. RapidCheck's public API runs a property inside a
+// GoogleTest or a rc::check() call that prints to stdout and reads RC_PARAMS; pecheck needs the
+// result as a value, its own seed per property x dtype, and silence. So this file, and only this
+// file, uses RapidCheck's internals: rc::detail::checkProperty/toProperty with TestParams (seed,
+// case count, size, discard ratio) and TestMetadata, a TestListener that listens to nothing, and
+// the TestResult variants (SuccessResult with its tag distribution, FailureResult with its
+// shrunk counterexample, GaveUpResult, Error). They are the same across RapidCheck's Debian 12
+// package and its upstream head.
 #include "harness/runner.hpp"
 
+#include <fmt/format.h>
+#include <rapidcheck/detail/TestListener.h>
+
+#include <cmath>
+#include <exception>
+#include <limits>
 #include <map>
 #include <set>
+#include <unordered_map>
+
+#include "harness/case_journal.hpp"
 
 namespace pecheck {
+
+namespace {
+
+/// The worst measurement over every evaluated case (shrinking included: each is a real case).
+class MeasurementTracker {
+ public:
+  explicit MeasurementTracker(Direction d) : direction_(d) {}
+
+  /// Records o; returns the failure message, empty when the case holds.
+  std::string record(const Outcome& o);
+  double worst() const { return worst_; }
+  double bound_at_worst() const { return bound_; }
+  bool seen() const { return seen_; }
+  /// The failure of the last failing case: after shrinking, the counterexample's.
+  const std::string& last_failure() const { return last_failure_; }
+
+ private:
+  Direction direction_;
+  bool seen_ = false;
+  double worst_ = 0, bound_ = 0, ratio_ = -1;
+  std::string last_failure_;
+};
+
+/// Listens to nothing: results come back as values, and RapidCheck's global listener (which
+/// prints its configuration and a reproduce string at exit) stays out of our reports.
+struct SilentListener final : rc::detail::TestListener {
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
 
 std::string MeasurementTracker::record(const Outcome& o) {
   const bool at_most = direction_ == Direction::at_most;
@@ -33,6 +80,7 @@ std::string MeasurementTracker::record(const Outcome& o) {
                      : fmt::format("separation {:.4g} u does not exceed {:.4g} u{}", o.error_u, o.bound_u, where);
 }
 
+/// Converts RapidCheck's result into a PropertyResult (verdict, cases, counterexample).
 void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t, PropertyResult& out) {
   out.max_error_u = t.worst();
   out.bound_u = t.bound_at_worst();
@@ -75,10 +123,8 @@ void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTrac
   }
 }
 
-}  // namespace pecheck
-
-namespace pecheck {
-
+/// Folds the cases the encoder did not offer into the result: none measured is a skip; some
+/// measured and none failed is a pass over those, saying how many were not offered.
 void note_unsupported(PropertyResult& out, const MeasurementTracker& t, int unsupported, const std::string& reason) {
   if (!t.seen()) {
     out.verdict = Verdict::skip;
@@ -96,6 +142,60 @@ void note_unsupported(PropertyResult& out, const MeasurementTracker& t, int unsu
   } else if (out.verdict == Verdict::pass) {
     out.message = note;
   }
+}
+
+}  // namespace
+
+PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc,
+                            DType dt, const RunParams& params) {
+  PropertyResult out;
+  out.property = p.id;
+  out.encoder = enc.name();
+  out.dtype = dt;
+  out.seed = derive_seed(params.seed, p.id, dt);
+  if (const Support s = enc.supports(p.op, dt); !s.ok) {
+    out.verdict = Verdict::skip;
+    out.message = s.reason;
+    return out;
+  }
+  MeasurementTracker tracker(p.direction);
+  // A case the encoder does not offer (Unsupported: a layout, a scaling rule, a size) is
+  // discarded and the others still run; an encoder that refuses the first kSticky cases is taken
+  // to refuse them all (a skip, as supports() would have said) without drawing a thousand more.
+  constexpr int kSticky = 10;
+  int unsupported = 0;
+  std::string unsupported_reason;
+  const auto property = [&] {
+    if (unsupported >= kSticky && !tracker.seen()) RC_DISCARD(unsupported_reason);
+    const AnyCase c = *gen;
+    for (const std::string& tag : c.tags()) RC_TAG(tag);
+    if (journal::active()) journal::note_case(c.describe());  // named if the encoder crashes on it
+    std::string failure;
+    try {
+      failure = tracker.record(check(enc, dt, c));
+    } catch (const Unsupported& e) {
+      ++unsupported;
+      unsupported_reason = e.what();
+      RC_DISCARD(unsupported_reason);
+    } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
+      failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
+    }
+    if (!failure.empty()) RC_FAIL(failure);
+  };
+  rc::detail::TestParams tp;
+  tp.seed = out.seed;
+  tp.maxSuccess = params.cases;
+  tp.maxSize = 100;
+  tp.maxDiscardRatio = 10;
+  rc::detail::TestMetadata md;
+  md.id = p.id + "/" + enc.name() + "/" + std::string(dtype_name(dt));
+  md.description = md.id;
+  SilentListener listener;
+  const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;  // not RC_PARAMS: our seed rules
+  fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
+                       tracker, out);
+  if (unsupported > 0) note_unsupported(out, tracker, unsupported, unsupported_reason);
+  return out;
 }
 
 }  // namespace pecheck
