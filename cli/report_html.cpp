@@ -13,7 +13,9 @@
 #include "cli/commands.hpp"
 #include "cli/svg.hpp"
 #include "harness/encoders.hpp"
+#include "harness/rope_measure.hpp"
 #include "impl/backend_table.hpp"
+#include "impl/fp32_angle_rope.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -35,8 +37,9 @@ std::vector<std::int64_t> octave_positions() {
   return p;
 }
 
-/// Max over pairs and over each octave of |y - y_exact| / (u |x_pair|): the curve of one encoder
-/// (or of the fp32-angle formula when enc is null) in one dtype; x = the octave's top position.
+/// Max over pairs and over each octave of |y - y_exact| / (u |x_pair|) (harness/rope_measure.hpp):
+/// the curve of one encoder (or of the fp32-angle baseline, impl/fp32_angle_rope.hpp, when enc is
+/// null) in one dtype; x = the octave's top position.
 svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, const std::string& color) {
   const RopeSpec s{64, 64, 500000.0, RopeLayout::half_split};
   const auto pos = octave_positions();
@@ -45,34 +48,26 @@ svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, c
   std::vector<float> x(pos.size() * 64);
   for (float& v : x) v = round_to(dt, normal(rng));
   std::vector<float> y = x;
-  if (enc) {
+  if (enc)
     enc->run(RopeApply{s, dt, 1, pos, y});
-  } else {  // the PyTorch tutorials' formula: float(pos) * float(theta), sin/cos in fp32
-    for (std::size_t t = 0; t < pos.size(); ++t)
-      for (std::size_t p = 0; p < 32; ++p) {
-        const float a = static_cast<float>(pos[t]) * static_cast<float>(std::pow(5e5, -2.0 * double(p) / 64));
-        const float x1 = x[t * 64 + p], x2 = x[t * 64 + p + 32];
-        y[t * 64 + p] = round_to(dt, x1 * std::cos(a) - x2 * std::sin(a));
-        y[t * 64 + p + 32] = round_to(dt, x2 * std::cos(a) + x1 * std::sin(a));
-      }
-  }
-  svg::Series out{label, color, {}, {}, enc == nullptr};
+  else
+    baseline::fp32_angle_rope(s, dt, 1, pos, y);
+  std::vector<double> exact(x.size());
   for (std::size_t t = 0; t < pos.size(); ++t) {
     std::vector<Real> r(x.begin() + static_cast<std::ptrdiff_t>(t * 64),
                         x.begin() + static_cast<std::ptrdiff_t>(t * 64 + 64));
     ref::rope_rotate<Real>(s, pos[t], r);
-    double worst = 0;
-    for (std::size_t p = 0; p < 32; ++p) {
-      const double e1 = static_cast<double>(Real(y[t * 64 + p]) - r[p]),
-                   e2 = static_cast<double>(Real(y[t * 64 + p + 32]) - r[p + 32]);
-      worst = std::max(worst, std::hypot(e1, e2) / (unit_roundoff(dt) * std::hypot(x[t * 64 + p], x[t * 64 + p + 32])));
-    }
-    if (t % 3 == 0) {  // a new octave
-      out.x.push_back(static_cast<double>(2 * pos[t]));
-      out.y.push_back(worst);
-    } else {
-      out.y.back() = std::max(out.y.back(), worst);
-    }
+    for (std::size_t k = 0; k < 64; ++k) exact[t * 64 + k] = ref::to_double(r[k]);
+  }
+  measure::OctaveMax worst;
+  const std::vector<double> got(y.begin(), y.end());
+  measure::rope_errors(
+      s, 1, dt, x, got, exact, 1.0, [&](const measure::PairError& e) { worst.offer(pos[e.token], e.error_u); },
+      [](const measure::ChangedPassThrough&) {});
+  svg::Series out{label, color, {}, {}, enc == nullptr};
+  for (int k = 1; k < static_cast<int>(worst.values().size()); ++k) {
+    out.x.push_back(static_cast<double>(measure::octave_hi(k)));
+    out.y.push_back(worst.values()[static_cast<std::size_t>(k)]);
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "harness/rope_measure.hpp"
 #include "harness/tolerance.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
@@ -26,7 +27,7 @@ class Recorder {
   template <class Where>
   void offer(std::int64_t pos, double err_u, double abs_err, Where&& where) {
     if (std::isnan(err_u)) err_u = std::numeric_limits<double>::infinity();
-    const std::size_t k = static_cast<std::size_t>(octave_of(pos));
+    const std::size_t k = static_cast<std::size_t>(measure::octave_of(pos));
     if (m_.octaves.size() <= k) m_.octaves.resize(k + 1);
     Octave& o = m_.octaves[k];
     o.max_u = std::max(o.max_u, err_u);
@@ -37,7 +38,7 @@ class Recorder {
     }
   }
   void count_token(std::int64_t pos) {
-    const std::size_t k = static_cast<std::size_t>(octave_of(pos));
+    const std::size_t k = static_cast<std::size_t>(measure::octave_of(pos));
     if (m_.octaves.size() <= k) m_.octaves.resize(k + 1);
     ++m_.octaves[k].tokens;
   }
@@ -47,8 +48,8 @@ class Recorder {
     std::vector<Octave> kept;
     for (std::size_t k = 0; k < m_.octaves.size(); ++k) {
       Octave o = m_.octaves[k];
-      o.lo = k == 0 ? 0 : std::int64_t{1} << (k - 1);
-      o.hi = std::int64_t{1} << k;
+      o.lo = measure::octave_lo(static_cast<int>(k));
+      o.hi = measure::octave_hi(static_cast<int>(k));
       if (o.tokens > 0) kept.push_back(o);
     }
     m_.octaves = kept;
@@ -78,39 +79,39 @@ double pair_norm(double a, double b) { return std::hypot(a, b); }
 
 }  // namespace
 
-int octave_of(std::int64_t pos) { return pos <= 0 ? 0 : std::bit_width(static_cast<std::uint64_t>(pos)); }
-
 Measurement rope_agreement(const Dump& d, const RopeSpec& s) {
   const std::size_t D = static_cast<std::size_t>(d.width), H = static_cast<std::size_t>(d.heads);
-  const double u = unit_roundoff(d.dtype);
   Recorder rec("rope.agrees_with_reference", tol::rope_pair(d.dtype));
+  std::vector<double> exact(d.x.size());
   std::vector<Real> head(D);
   for (std::size_t t = 0; t < d.tokens(); ++t) {
-    const std::int64_t pos = d.positions[t];
-    rec.count_token(pos);
+    rec.count_token(d.positions[t]);
     for (std::size_t h = 0; h < H; ++h) {
       const std::size_t base = (t * H + h) * D;
       for (std::size_t k = 0; k < D; ++k) head[k] = Real(d.x[base + k]);
-      ref::rope_rotate<Real>(s, pos, head);
-      for (int p = 0; p < s.rotary_dim / 2; ++p) {
-        const auto [ia, ib] = ref::rope_pair(s, p);
-        const std::size_t a = base + static_cast<std::size_t>(ia), b = base + static_cast<std::size_t>(ib);
-        const double ra = ref::to_double(head[static_cast<std::size_t>(ia)]),
-                     rb = ref::to_double(head[static_cast<std::size_t>(ib)]);
-        const double diff = pair_norm(d.y[a] - ra, d.y[b] - rb);
-        rec.offer(pos, diff / (u * std::max(pair_norm(d.x[a], d.x[b]), min_normal(d.dtype))), diff, [&] {
-          return fmt::format("position {} (token {}, head {}), dims ({},{}): ({:.9g}, {:.9g}), exact ({:.9g}, {:.9g})",
-                             pos, t, h, ia, ib, d.y[a], d.y[b], ra, rb);
-        });
-      }
-      for (std::size_t k = static_cast<std::size_t>(s.rotary_dim); k < D; ++k)  // pass-through: bitwise
-        if (!(d.y[base + k] == d.x[base + k]) && !(std::isnan(d.y[base + k]) && std::isnan(d.x[base + k])))
-          rec.offer(pos, std::numeric_limits<double>::infinity(), std::fabs(d.y[base + k] - d.x[base + k]), [&] {
-            return fmt::format("position {} (token {}, head {}), pass-through dim {} changed: {:.9g} -> {:.9g}", pos, t,
-                               h, k, d.x[base + k], d.y[base + k]);
-          });
+      ref::rope_rotate<Real>(s, d.positions[t], head);
+      for (std::size_t k = 0; k < D; ++k) exact[base + k] = ref::to_double(head[k]);
     }
   }
+  // The catalogue's measurement (harness/rope_measure.hpp), pass-through rule included.
+  measure::rope_errors(
+      s, d.heads, d.dtype, d.x, d.y, exact, s.magnitude(),
+      [&](const measure::PairError& e) {
+        const std::int64_t pos = d.positions[e.token];
+        const std::size_t a = (e.token * H + e.head) * D + static_cast<std::size_t>(e.i);
+        const std::size_t b = (e.token * H + e.head) * D + static_cast<std::size_t>(e.j);
+        rec.offer(pos, e.error_u, e.abs_error, [&] {
+          return fmt::format("position {} (token {}, head {}), dims ({},{}): ({:.9g}, {:.9g}), exact ({:.9g}, {:.9g})",
+                             pos, e.token, e.head, e.i, e.j, d.y[a], d.y[b], exact[a], exact[b]);
+        });
+      },
+      [&](const measure::ChangedPassThrough& c) {
+        const std::int64_t pos = d.positions[c.token];
+        rec.offer(pos, std::numeric_limits<double>::infinity(), std::fabs(c.got - c.expected), [&] {
+          return fmt::format("position {} (token {}, head {}), pass-through dim {} changed: {:.9g} -> {:.9g}", pos,
+                             c.token, c.head, c.dim, c.expected, c.got);
+        });
+      });
   return rec.finish("agreement with the reference");
 }
 

@@ -37,7 +37,4 @@ Measurement sinusoidal_bounds(const Dump& d, const SinusoidalSpec& s);
 /// means the encoder accepted it (a failure); a recorded refusal is stated in the summary.
 Measurement learned_agreement(const Dump& d);
 
-/// The octave a position falls in: 0 for position 0, k for [2^(k-1), 2^k).
-int octave_of(std::int64_t pos);
-
 }  // namespace pecheck::dumpcheck

@@ -5,11 +5,13 @@
 #include <fmt/ranges.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "harness/generators.hpp"
 #include "harness/measure.hpp"
+#include "harness/rope_measure.hpp"
 #include "interface/encoder.hpp"
 #include "reference/rope.hpp"
 
@@ -79,34 +81,38 @@ inline std::size_t pair_partner(const RopeSpec& s, std::size_t k) {
   return k;
 }
 
-/// max over pairs (and pass-through dims) of |a_p - b_p| / (u max(gain |x_p|, min_normal)): gain is
-/// the magnitude the rotated pairs carry (YaRN's attention factor per rotation, else 1).
+/// max over pairs of |a_p - b_p| / (u max(gain |x_p|, min_normal)) (harness/rope_measure.hpp):
+/// gain is the magnitude the rotated pairs carry (YaRN's attention factor per rotation, else 1). A
+/// pass-through dim where a differs from b at all is the worst (+inf). x, a and b are (tokens,
+/// heads, head_dim); `at(token)` renders the token's position(s) for the report.
+template <class At>
+WorstOf worst_pair_error(const RopeSpec& s, int heads, DType dt, const std::vector<float>& x,
+                         const std::vector<double>& a, const std::vector<double>& b, double gain, At at) {
+  WorstOf worst;
+  measure::rope_errors(
+      s, heads, dt, x, a, b, gain,
+      [&](const measure::PairError& e) {
+        worst.offer(e.error_u, [&] {
+          const std::size_t head =
+              (e.token * static_cast<std::size_t>(heads) + e.head) * static_cast<std::size_t>(s.head_dim);
+          const std::size_t ia = head + static_cast<std::size_t>(e.i), ib = head + static_cast<std::size_t>(e.j);
+          return fmt::format("token {} head {} pair {} (dims {},{}) {}: ({:.9g}, {:.9g}) vs ({:.9g}, {:.9g})", e.token,
+                             e.head, e.pair, e.i, e.j, at(e.token), a[ia], a[ib], b[ia], b[ib]);
+        });
+      },
+      [&](const measure::ChangedPassThrough& c) {
+        worst.offer(std::numeric_limits<double>::infinity(), [&] {
+          return fmt::format("token {} head {} pass-through dim {} changed: {:.9g} -> {:.9g}", c.token, c.head, c.dim,
+                             c.expected, c.got);
+        });
+      });
+  return worst;
+}
+
 inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<float>& x, const std::vector<double>& a,
                                 const std::vector<double>& b, double gain) {
-  const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
-  const std::size_t rot = static_cast<std::size_t>(c.spec.rotary_dim);
-  const double u = unit_roundoff(dt);
-  WorstOf worst;
-  for (std::size_t base = 0; base < x.size(); base += hd) {
-    const std::size_t token = base / hd / static_cast<std::size_t>(c.heads);
-    const std::size_t head = base / hd % static_cast<std::size_t>(c.heads);
-    for (int p = 0; p < c.spec.rotary_dim / 2; ++p) {
-      const auto [i, j] = ref::rope_pair(c.spec, p);
-      const std::size_t ia = base + static_cast<std::size_t>(i), ib = base + static_cast<std::size_t>(j);
-      const double scale = std::max(gain * pair_norm(x[ia], x[ib]), min_normal(dt));
-      const double err = pair_norm(a[ia] - b[ia], a[ib] - b[ib]) / (u * scale);
-      worst.offer(err, [&] {
-        return fmt::format("token {} head {} pair {} (dims {},{}) pos={}: ({:.9g}, {:.9g}) vs ({:.9g}, {:.9g})", token,
-                           head, p, i, j, c.positions[token], a[ia], a[ib], b[ia], b[ib]);
-      });
-    }
-    for (std::size_t k = rot; k < hd; ++k) {
-      const double err =
-          std::fabs(a[base + k] - b[base + k]) / (u * std::max(double{std::fabs(x[base + k])}, min_normal(dt)));
-      worst.offer(err, [&] { return fmt::format("token {} head {} pass-through dim {}", token, head, k); });
-    }
-  }
-  return worst;
+  return worst_pair_error(c.spec, c.heads, dt, x, a, b, gain,
+                          [&](std::size_t token) { return fmt::format("pos={}", c.positions[token]); });
 }
 
 inline std::vector<double> as_double(const std::vector<float>& x, double times = 1.0) {

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <random>
 
+#include "harness/rope_measure.hpp"
+#include "impl/fp32_angle_rope.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -20,8 +22,6 @@ using Real = ref::Mpfr50;
 
 constexpr int kOctaves = 25;  // [0,1), [1,2), [2,4), ..., [2^23, 2^24)
 constexpr double kBases[] = {1e4, 5e5, 1e6};
-
-int octave(std::int64_t p) { return p == 0 ? 0 : 1 + static_cast<int>(std::floor(std::log2(static_cast<double>(p)))); }
 
 /// Position 0, then per octave its ends, a third of the way, and four drawn at random (seed 1);
 /// then the 40 positions below 2^24, consecutive as in a table.
@@ -46,8 +46,9 @@ void print(const char* what, double base, const Octaves& m) {
   std::printf(" max %.4g u\n", *std::max_element(m.begin(), m.end()));
 }
 
-/// Max over pairs of |y - y_ref| / (u |x_pair|) per octave for avx2::rope_apply<T> on one head per
-/// position; the naive variant rotates by the fp32 angle float(p) * float(theta) instead.
+/// Max over pairs of |y - y_ref| / (u |x_pair|) per octave (harness/rope_measure.hpp) for
+/// avx2::rope_apply<T> on one head per position; the naive variant is the fp32-angle baseline
+/// (impl/fp32_angle_rope.hpp).
 template <class T>
 Octaves rope_error(double base, const std::vector<std::int64_t>& pos, bool naive) {
   const DType dt = dtype_of<T>();
@@ -56,13 +57,7 @@ Octaves rope_error(double base, const std::vector<std::int64_t>& pos, bool naive
   const auto x = values(n * d, dt, 12);
   std::vector<float> y(x);
   if (naive) {
-    for (std::size_t t = 0; t < n; ++t)
-      for (std::size_t p = 0; p < d / 2; ++p) {
-        const float theta = static_cast<float>(std::pow(base, -2.0 * static_cast<double>(p) / 128));
-        const float a = static_cast<float>(pos[t]) * theta, x1 = x[t * d + p], x2 = x[t * d + p + 64];
-        y[t * d + p] = round_to(dt, x1 * std::cos(a) - x2 * std::sin(a));
-        y[t * d + p + 64] = round_to(dt, x2 * std::cos(a) + x1 * std::sin(a));
-      }
+    baseline::fp32_angle_rope(s, dt, 1, pos, y);
   } else {
     std::vector<T> native(n * d);
     avx2::detail::from_float(storage_of<T>(), x.data(), x.size(), native.data());
@@ -70,19 +65,22 @@ Octaves rope_error(double base, const std::vector<std::int64_t>& pos, bool naive
     avx2::rope_apply<T>(s, pos, view);
     avx2::detail::to_float(storage_of<T>(), native.data(), native.size(), y.data());
   }
-  Octaves worst{};
+  std::vector<double> exact(n * d);
   for (std::size_t t = 0; t < n; ++t) {
     std::vector<Real> r(x.begin() + static_cast<std::ptrdiff_t>(t * d),
                         x.begin() + static_cast<std::ptrdiff_t>(t * d + d));
     ref::rope_rotate<Real>(s, pos[t], r);
-    for (std::size_t p = 0; p < d / 2; ++p) {
-      const double e1 = static_cast<double>(Real(y[t * d + p]) - r[p]);
-      const double e2 = static_cast<double>(Real(y[t * d + p + 64]) - r[p + 64]);
-      const double norm = std::hypot(x[t * d + p], x[t * d + p + 64]);
-      double& w = worst[static_cast<std::size_t>(octave(pos[t]))];
-      w = std::max(w, std::hypot(e1, e2) / (unit_roundoff(dt) * norm));
-    }
+    for (std::size_t k = 0; k < d; ++k) exact[t * d + k] = ref::to_double(r[k]);
   }
+  Octaves worst{};
+  const std::vector<double> got(y.begin(), y.end());
+  measure::rope_errors(
+      s, 1, dt, x, got, exact, 1.0,
+      [&](const measure::PairError& e) {
+        double& w = worst[static_cast<std::size_t>(measure::octave_of(pos[e.token]))];
+        w = std::max(w, e.error_u);
+      },
+      [&](const measure::ChangedPassThrough&) { ADD_FAILURE() << "RoPE over the whole head has no pass-through"; });
   return worst;
 }
 
@@ -106,7 +104,7 @@ Octaves sinusoidal_error(double base, const std::vector<std::int64_t>& pos, bool
     for (std::size_t c = 0; c < 256; ++c) {
       const double err = std::fabs(static_cast<double>(Real(out[t * 256 + c]) - row[c]));
       misrounded += out[t * 256 + c] != static_cast<float>(static_cast<double>(row[c]));
-      double& w = worst[static_cast<std::size_t>(octave(pos[t]))];
+      double& w = worst[static_cast<std::size_t>(measure::octave_of(pos[t]))];
       w = std::max(w, err / 0x1p-24);
     }
   }

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "dumpcheck/agreement.hpp"
+#include "harness/rope_measure.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
 #include "tests/test_seed.hpp"
@@ -49,11 +50,11 @@ TEST(ConventionFit, SnapsOnlyWhatIsWithin1e4OfTwoSignificantDigits) {
 }
 
 TEST(ConventionFit, OctavesArePowersOfTwo) {
-  EXPECT_EQ(octave_of(0), 0);
-  EXPECT_EQ(octave_of(1), 1);
-  EXPECT_EQ(octave_of(3), 2);
-  EXPECT_EQ(octave_of(4), 3);
-  EXPECT_EQ(octave_of((1 << 24) - 1), 24);
+  EXPECT_EQ(measure::octave_of(0), 0);
+  EXPECT_EQ(measure::octave_of(1), 1);
+  EXPECT_EQ(measure::octave_of(3), 2);
+  EXPECT_EQ(measure::octave_of(4), 3);
+  EXPECT_EQ(measure::octave_of((1 << 24) - 1), 24);
 }
 
 RC_GTEST_PROP(ConventionFit, ropeConventionIsFoundAgain, ()) {
