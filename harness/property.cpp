@@ -14,6 +14,8 @@ std::string_view family_name(Family f) {
       return "t5";
     case Family::rope:
       return "rope";
+    case Family::mrope:
+      return "mrope";
     case Family::alibi:
       return "alibi";
     case Family::attention:

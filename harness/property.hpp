@@ -14,7 +14,7 @@
 
 namespace pecheck {
 
-enum class Family { sinusoidal, learned, relative, t5, rope, alibi, attention };
+enum class Family { sinusoidal, learned, relative, t5, rope, mrope, alibi, attention };
 std::string_view family_name(Family f);
 
 /// Whether the measured value must stay below the bound (a discrepancy) or exceed it (a

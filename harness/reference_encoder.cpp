@@ -9,6 +9,7 @@
 #include "reference/attention.hpp"
 #include "reference/axial.hpp"
 #include "reference/learned.hpp"
+#include "reference/mrope.hpp"
 #include "reference/relative.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -79,6 +80,12 @@ class ReferenceDoubleEncoder final : public Encoder {
     auto xd = widen(x);
     ref::rope2d_apply<double>(s, heads, rows, cols, std::span<double>(xd));
     narrow(dt, xd, x);
+  }
+  void run(const MropeApply& c) override {
+    c.check();
+    auto xd = widen(c.x);
+    ref::mrope_apply<double>(c.spec, c.heads, c.temporal, c.height, c.width, std::span<double>(xd));
+    narrow(c.dtype, xd, c.x);
   }
   void run(const Attention& c) override {
     const auto& [s, dt, pos, q, k, v, table, out] = c;

@@ -27,6 +27,8 @@ std::string_view op_name(Op op) {
       return "sinusoidal2d_table";
     case Op::rope2d_apply:
       return "rope2d_apply";
+    case Op::mrope_apply:
+      return "mrope_apply";
   }
   return "?";
 }
@@ -84,6 +86,14 @@ void rope2d(const AxialRopeSpec& s, int heads, std::size_t rows, std::size_t col
   if (heads <= 0) throw std::invalid_argument(fmt::format("axial RoPE needs heads > 0, got {}", heads));
   require_size("axial RoPE input", x, rows * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
 }
+void mrope(const MropeSpec& s, int heads, std::size_t temporal, std::size_t height, std::size_t width, std::size_t x) {
+  s.validate();
+  if (height != temporal || width != temporal)
+    throw std::invalid_argument(fmt::format("M-RoPE positions: {} temporal, {} height, {} width (one per token each)",
+                                            temporal, height, width));
+  if (heads <= 0) throw std::invalid_argument(fmt::format("M-RoPE needs heads > 0, got {}", heads));
+  require_size("M-RoPE input", x, temporal * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
+}
 void t5(const T5Spec& s, std::size_t table, std::size_t n, std::size_t out) {
   s.validate();
   require_size("T5 table", table, static_cast<std::size_t>(s.num_buckets) * static_cast<std::size_t>(s.heads));
@@ -114,5 +124,7 @@ void Attention::check() const {
 }
 void Sinusoidal2dTable::check() const { shapes::sinusoidal2d(spec, rows.size(), cols.size(), out.size()); }
 void Rope2dApply::check() const { shapes::rope2d(spec, heads, rows.size(), cols.size(), x.size()); }
+
+void MropeApply::check() const { shapes::mrope(spec, heads, temporal.size(), height.size(), width.size(), x.size()); }
 
 }  // namespace pecheck

@@ -18,6 +18,7 @@
 #include "spec/conventions.hpp"
 #include "spec/conventions_2d.hpp"
 #include "spec/dtype.hpp"
+#include "spec/mrope.hpp"
 
 namespace pecheck {
 
@@ -32,6 +33,7 @@ enum class Op {
   attention,
   sinusoidal2d_table,
   rope2d_apply,
+  mrope_apply,
 };
 
 /// out (positions, d_model) = PE(positions).
@@ -131,6 +133,18 @@ struct Rope2dApply {
   void check() const;
 };
 
+/// x (n, heads, head_dim) rotated in place by multimodal RoPE, token t to (temporal[t],
+/// height[t], width[t]); each rotary pair turns by the position of its axis (spec/mrope.hpp).
+struct MropeApply {
+  static constexpr Op op = Op::mrope_apply;
+  MropeSpec spec;
+  DType dtype;
+  int heads;
+  std::span<const std::int64_t> temporal, height, width;
+  std::span<float> x;
+  void check() const;
+};
+
 template <class... Calls>
 struct OperationList {
   static constexpr std::size_t size = sizeof...(Calls);
@@ -138,7 +152,7 @@ struct OperationList {
 
 /// The one table of operations.
 using Operations = OperationList<SinusoidalTable, LearnedAdd, RopeApply, AlibiBias, ShawScores, T5Bias, Attention,
-                                 Sinusoidal2dTable, Rope2dApply>;
+                                 Sinusoidal2dTable, Rope2dApply, MropeApply>;
 
 inline constexpr std::size_t kOperationCount = Operations::size;
 
@@ -150,7 +164,7 @@ constexpr bool ops_in_table_order(OperationList<Calls...>) {
 }
 }  // namespace detail
 static_assert(detail::ops_in_table_order(Operations{}), "Op and Operations must list the operations in one order");
-static_assert(static_cast<std::size_t>(Op::rope2d_apply) + 1 == kOperationCount, "an Op without a call type");
+static_assert(static_cast<std::size_t>(Op::mrope_apply) + 1 == kOperationCount, "an Op without a call type");
 
 std::string_view op_name(Op op);
 

@@ -310,6 +310,28 @@ class PluginEncoder final : public Encoder {
     call.read(0, out);
   }
 
+  void run(const MropeApply& request) override {
+    if (!mrope_entry(p_)) decline(*this, Op::mrope_apply);
+    request.check();
+    const MropeSpec& s = request.spec;
+    const pecheck_mrope_spec c{
+        .head_dim = s.head_dim,
+        .layout = s.layout == RopeLayout::interleaved ? PECHECK_ROPE_INTERLEAVED : PECHECK_ROPE_HALF_SPLIT,
+        .assignment =
+            s.assignment == MropeAssignment::interleaved ? PECHECK_MROPE_INTERLEAVED : PECHECK_MROPE_SECTIONED,
+        .mrope_section = {s.mrope_section[0], s.mrope_section[1], s.mrope_section[2]},
+        .base = s.base};
+    // HF's position_ids (3, n): the temporal, height and width rows one after the other.
+    std::vector<std::int64_t> rows(request.temporal.begin(), request.temporal.end());
+    rows.insert(rows.end(), request.height.begin(), request.height.end());
+    rows.insert(rows.end(), request.width.begin(), request.width.end());
+    Call call(decl_.name, request.dtype, s.describe());
+    const auto* pos = call.positions(rows);
+    const auto xt = call.in_out("x", request.x, {i64(request.temporal.size()), request.heads, s.head_dim});
+    call.finish(mrope_entry(p_)(&kHost, &c, pos, xt));
+    call.read(0, request.x);
+  }
+
   // ABI v1 has no 2-D operation: declined by name, so a plugin is never checked on them.
   void run(const Sinusoidal2dTable&) override { decline(*this, Op::sinusoidal2d_table); }
   void run(const Rope2dApply&) override { decline(*this, Op::rope2d_apply); }

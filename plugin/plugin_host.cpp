@@ -13,24 +13,28 @@ namespace pecheck::plugin {
 namespace {
 
 constexpr std::uint32_t kKnownDtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16);
-constexpr std::uint32_t kKnownOps = (1u << (PECHECK_OP_ATTENTION + 1)) - 1;
+constexpr std::uint32_t kKnownOps = (1u << (PECHECK_OP_MROPE_APPLY + 1)) - 1;
 
 /// dlopen searches the library path for a bare name; a user means the file in this directory.
 std::string dlopen_path(const std::string& path) { return path.find('/') == std::string::npos ? "./" + path : path; }
+
+}  // namespace
+
+decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p) {
+  return p.struct_size >= offsetof(pecheck_plugin, mrope_apply) + sizeof p.mrope_apply ? p.mrope_apply : nullptr;
+}
 
 std::uint32_t offered_ops(const pecheck_plugin& p) {
   const void* entries[] = {
       reinterpret_cast<const void*>(p.sinusoidal_table), reinterpret_cast<const void*>(p.learned_add),
       reinterpret_cast<const void*>(p.rope_apply),       reinterpret_cast<const void*>(p.alibi_bias),
       reinterpret_cast<const void*>(p.shaw_scores),      reinterpret_cast<const void*>(p.t5_bias),
-      reinterpret_cast<const void*>(p.attention)};
+      reinterpret_cast<const void*>(p.attention),        reinterpret_cast<const void*>(mrope_entry(p))};
   std::uint32_t mask = 0;
-  for (int op = 0; op <= PECHECK_OP_ATTENTION; ++op)
+  for (int op = 0; op <= PECHECK_OP_MROPE_APPLY; ++op)
     if (entries[op]) mask |= 1u << op;
   return mask;
 }
-
-}  // namespace
 
 const pecheck_plugin* open_plugin(const std::string& path) {
   struct stat st {};
@@ -47,9 +51,9 @@ const pecheck_plugin* open_plugin(const std::string& path) {
   if (p->abi_version != PECHECK_ABI_VERSION)
     throw LoadError(fmt::format("plugin '{}' was built against plugin ABI version {}; this pecheck speaks version {}",
                                 path, p->abi_version, PECHECK_ABI_VERSION));
-  if (p->struct_size < sizeof(pecheck_plugin))
-    throw LoadError(fmt::format("plugin '{}': descriptor of {} bytes, ABI version {} needs {}", path, p->struct_size,
-                                PECHECK_ABI_VERSION, sizeof(pecheck_plugin)));
+  if (p->struct_size < PECHECK_PLUGIN_V1_MIN_SIZE)
+    throw LoadError(fmt::format("plugin '{}': descriptor of {} bytes, ABI version {} needs at least {}", path,
+                                p->struct_size, PECHECK_ABI_VERSION, PECHECK_PLUGIN_V1_MIN_SIZE));
   if (!p->name || !*p->name) throw LoadError(fmt::format("plugin '{}': descriptor has no name", path));
   if (p->dtypes == 0 || (p->dtypes & ~kKnownDtypes))
     throw LoadError(fmt::format("plugin '{}': dtype mask {:#x} is empty or names unknown dtypes", path, p->dtypes));
@@ -102,6 +106,8 @@ std::optional<int> abi_op(Op op) {
       return PECHECK_OP_T5_BIAS;
     case Op::attention:
       return PECHECK_OP_ATTENTION;
+    case Op::mrope_apply:
+      return PECHECK_OP_MROPE_APPLY;
     case Op::sinusoidal2d_table:
     case Op::rope2d_apply:
       return std::nullopt;

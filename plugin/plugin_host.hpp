@@ -42,6 +42,13 @@ Declaration probe(const std::string& path, double timeout_s);
 const pecheck_plugin* open_plugin(const std::string& path);
 Declaration declaration_of(const std::string& path, const pecheck_plugin& p);
 
+/// The operations with an entry point, as a mask of 1 << PECHECK_OP_*.
+std::uint32_t offered_ops(const pecheck_plugin& p);
+
+/// The M-RoPE entry point, or null when the descriptor (struct_size) ends before it: a plugin
+/// built against ABI 1's first header.
+decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p);
+
 /// The ABI's number for an operation, or none (the 2-D operations are not in ABI 1).
 std::optional<int> abi_op(Op op);
 

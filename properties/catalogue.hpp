@@ -18,6 +18,8 @@ Property t5_agrees_with_reference();
 Property t5_bucket_laws();
 Property rope_agrees_with_reference();
 Property rope_relative();
+Property mrope_agrees_with_reference();
+Property mrope_relative();
 Property rope_composition();
 Property rope_orthogonal();
 Property rope_inverse();

@@ -32,6 +32,8 @@ const std::vector<Property>& property_registry() {
       props::rope_inf_parity(),
       props::rope2d_agrees_with_reference(),
       props::rope2d_relative(),
+      props::mrope_agrees_with_reference(),
+      props::mrope_relative(),
       props::alibi_agrees_with_reference(),
       props::alibi_slopes(),
       props::alibi_causal_shift_equivalence(),

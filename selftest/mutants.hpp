@@ -37,6 +37,10 @@ std::vector<Mutant> scaling_mutants();
 /// (selftest/mutants_bias.cpp).
 std::vector<Mutant> bias_mutants();
 
+/// Mutants of multimodal RoPE: the assignment, the sections, the pair layout
+/// (selftest/mutants_mrope.cpp).
+std::vector<Mutant> mrope_mutants();
+
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
 

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <utility>
 
+#include "impl/fp32_angle_rope.hpp"
 #include "impl/rope_frequencies.hpp"
 #include "impl/scalar/kernels.hpp"
 #include "selftest/forwarding_encoder.hpp"
@@ -44,16 +45,10 @@ std::pair<double, double> cos_sin(const RopeSpec& s, double a) {
 }
 
 /// The PyTorch formula: inv_freq (scaled as the spec says) and pos * inv_freq in fp32 (error
-/// ~ pos * 2^-24 rad).
+/// ~ pos * 2^-24 rad): the fp32-angle baseline itself (impl/fp32_angle_rope.hpp).
 struct RopeFp32Angles : Forwarding {
   RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
-      const auto inv = static_cast<float>(angles::scaled_inv_freq(s, i));
-      return cos_sin(s, static_cast<double>(static_cast<float>(pos) * inv));
-    });
-  }
+  void run(const RopeApply& c) override { baseline::fp32_angle_rope(c.spec, c.dtype, c.heads, c.positions, c.x); }
 };
 
 /// Angles rounded to bf16, as when the position ids and inv_freq live in a bf16 model.
@@ -180,6 +175,7 @@ const std::vector<Mutant>& mutants() {
     for (Mutant& m : numeric_mutants()) v.push_back(std::move(m));
     for (Mutant& m : scaling_mutants()) v.push_back(std::move(m));
     for (Mutant& m : bias_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : mrope_mutants()) v.push_back(std::move(m));
     return v;
   }();
   return with_relational;

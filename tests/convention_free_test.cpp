@@ -28,6 +28,13 @@ class OwnConvention final : public selftest::Forwarding {
     inner_->run(
         SinusoidalTable{{.d_model = s.d_model, .base = 777, .layout = SinusoidalLayout::concatenated}, dt, p, o});
   }
+  void run(const MropeApply& c) override {  // its own base, pairing and assignment; the sizes kept
+    MropeApply own = c;
+    own.spec.base = 5e5;
+    own.spec.layout = RopeLayout::half_split;
+    own.spec.assignment = MropeAssignment::interleaved;
+    inner_->run(own);
+  }
 };
 
 const Property& property(const std::string& id) {
@@ -57,7 +64,8 @@ TEST(ConventionFree, FlaggedPropertiesHoldForAnEncoderWithItsOwnConvention) {
 }
 
 TEST(ConventionFree, AgreementCatchesTheSameEncoder) {
-  for (const char* id : {"rope.agrees_with_reference", "sinusoidal.agrees_with_reference"}) {
+  for (const char* id :
+       {"rope.agrees_with_reference", "sinusoidal.agrees_with_reference", "mrope.agrees_with_reference"}) {
     const Property& p = property(id);
     EXPECT_FALSE(p.convention_free);
     OwnConvention enc;

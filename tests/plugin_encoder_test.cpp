@@ -19,11 +19,13 @@ std::unique_ptr<Encoder> example(const char* path = PECHECK_EXAMPLE_PLUGIN) { re
 TEST(PluginHost, DeclaresWhatTheExampleOffers) {
   const plugin::Declaration d = plugin::probe(PECHECK_EXAMPLE_PLUGIN, 30);
   EXPECT_EQ(d.name, "example-c-rope-sinusoidal");
-  EXPECT_EQ(d.ops, (1u << PECHECK_OP_ROPE_APPLY) | (1u << PECHECK_OP_SINUSOIDAL_TABLE));
+  EXPECT_EQ(d.ops,
+            (1u << PECHECK_OP_ROPE_APPLY) | (1u << PECHECK_OP_SINUSOIDAL_TABLE) | (1u << PECHECK_OP_MROPE_APPLY));
   EXPECT_EQ(d.conventions, d.ops);
   EXPECT_EQ(d.dtypes, 7u);
   const auto enc = example();
   EXPECT_TRUE(enc->supports(Op::rope_apply, DType::bf16).ok);
+  EXPECT_TRUE(enc->supports(Op::mrope_apply, DType::f16).ok);
   const Support alibi = enc->supports(Op::alibi_bias, DType::f32);
   EXPECT_FALSE(alibi.ok);
   EXPECT_NE(alibi.reason.find("does not offer alibi_bias"), std::string::npos) << alibi.reason;

@@ -33,7 +33,7 @@ import json, sys
 results = json.load(open(sys.argv[1]))["results"]
 verdicts = {(r["property"], r["dtype"]): r["verdict"] for r in results}
 for p in ("rope.agrees_with_reference", "rope.orthogonal", "rope.relative", "sinusoidal.agrees_with_reference",
-          "sinusoidal.shift_linearity"):
+          "sinusoidal.shift_linearity", "mrope.agrees_with_reference", "mrope.relative"):
     for dt in ("f32", "bf16", "f16"):
         assert verdicts[(p, dt)] == "pass", (p, dt, verdicts[(p, dt)])
 assert all(r["cases"] > 0 for r in results if r["verdict"] == "pass")
@@ -88,6 +88,15 @@ echo "not a library" >"$tmp/text.so"
 expect 2 text -- run --plugin "$tmp/text.so"
 one_line text
 has text.err "cannot be loaded"
+
+# A descriptor of ABI 1's first size (before mrope_apply was appended) loads and offers no M-RoPE.
+first=$(build v1-first V1_FIRST_DESCRIPTOR)
+expect 0 first -- run --plugin "$first" --property 'mrope.*' --json "$tmp/first.json"
+python3 - "$tmp/first.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+assert results and all(r["verdict"] == "skip" and "does not offer mrope_apply" in r["message"] for r in results), results
+PY
 
 crash=$(build abort-on-load PLANT_ABORT_ON_LOAD)
 expect 3 crash -- run --plugin "$crash"

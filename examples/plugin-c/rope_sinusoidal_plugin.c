@@ -1,5 +1,6 @@
 /* A pecheck plugin in plain C: RoPE (interleaved or half-split, partial rotary, any base, linear
- * scaling) and the sinusoidal table (both layouts, Vaswani or fairseq frequencies, a padding row),
+ * scaling), M-RoPE (Qwen2-VL sections or Qwen3-VL interleaved, either pair layout) and the
+ * sinusoidal table (both layouts, Vaswani or fairseq frequencies, a padding row),
  * in fp32, bf16 and fp16 storage. Angles, sines and rotations are computed in double and rounded
  * once into the storage format, so outputs stay within pecheck's 2u bounds at every position
  * below 2^24.
@@ -11,6 +12,9 @@
  *   PLANT_NO_ENTRY           exports no pecheck_plugin_v1 symbol
  *   PLANT_UNWRITTEN          the sinusoidal table leaves its last element unwritten
  *   PLANT_ABORT_ON_LOAD      aborts in a library constructor, before pecheck sees a descriptor
+ * and one compatibility variant:
+ *   V1_FIRST_DESCRIPTOR      declares the struct_size of ABI 1's first descriptor, which ended
+ *                            before mrope_apply: it must load, and offer no M-RoPE
  */
 #include <math.h>
 #include <stddef.h>
@@ -145,16 +149,57 @@ static pecheck_status rope_apply(const pecheck_host* host, const pecheck_rope_sp
   return PECHECK_OK;
 }
 
+/* ---- M-RoPE (Qwen2-VL sections, Qwen3-VL interleaved) ---- */
+
+/* The axis (0 temporal, 1 height, 2 width) whose position turns pair i. */
+static int mrope_axis(const pecheck_mrope_spec* s, int64_t i) {
+  if (s->assignment == PECHECK_MROPE_SECTIONED) {
+    if (i < s->mrope_section[0]) return 0;
+    return i < s->mrope_section[0] + s->mrope_section[1] ? 1 : 2;
+  }
+  if (i % 3 == 1 && i < 3 * (int64_t)s->mrope_section[1]) return 1;
+  if (i % 3 == 2 && i < 3 * (int64_t)s->mrope_section[2]) return 2;
+  return 0;
+}
+
+static pecheck_status mrope_apply(const pecheck_host* host, const pecheck_mrope_spec* s, const int64_t* positions,
+                                  pecheck_tensor x) {
+  if (x.rank != 3 || x.shape[2] != s->head_dim) {
+    if (host->set_message) host->set_message("x must be (n, heads, head_dim)");
+    return PECHECK_INVALID;
+  }
+  const int64_t n = x.shape[0], pairs = s->head_dim / 2;
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t h = 0; h < x.shape[1]; ++h)
+      for (int64_t i = 0; i < pairs; ++i) {
+        const int64_t pos = positions[mrope_axis(s, i) * n + t]; /* position_ids (3, n) */
+        const double angle = (double)pos * pow(s->base, -2.0 * (double)i / (double)s->head_dim);
+        const int64_t a = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
+        const int64_t b = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
+        const int64_t row = t * x.strides[0] + h * x.strides[1];
+        const double x1 = load(&x, row + a * x.strides[2]), x2 = load(&x, row + b * x.strides[2]);
+        const double c = cos(angle), sn = sin(angle);
+        store(&x, row + a * x.strides[2], x1 * c - x2 * sn);
+        store(&x, row + b * x.strides[2], x1 * sn + x2 * c);
+      }
+  return PECHECK_OK;
+}
+
 /* ---- the descriptor ---- */
 
 static const pecheck_plugin kPlugin = {
     .abi_version = PLANT_ABI_VERSION,
+#ifdef V1_FIRST_DESCRIPTOR
+    .struct_size = PECHECK_PLUGIN_V1_MIN_SIZE,
+#else
     .struct_size = sizeof(pecheck_plugin),
+#endif
     .name = "example-c-rope-sinusoidal",
     .dtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16),
-    .conventions = (1u << PECHECK_OP_ROPE_APPLY) | (1u << PECHECK_OP_SINUSOIDAL_TABLE),
+    .conventions = (1u << PECHECK_OP_ROPE_APPLY) | (1u << PECHECK_OP_SINUSOIDAL_TABLE) | (1u << PECHECK_OP_MROPE_APPLY),
     .sinusoidal_table = sinusoidal_table,
     .rope_apply = rope_apply,
+    .mrope_apply = mrope_apply,
 };
 
 #ifdef PLANT_ABORT_ON_LOAD

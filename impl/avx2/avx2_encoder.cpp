@@ -10,6 +10,7 @@
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
+#include "impl/mrope_by_axes.hpp"
 #include "interface/shapes.hpp"
 
 namespace pecheck {
@@ -147,6 +148,11 @@ class Avx2Encoder final : public Encoder {
       avx2::rope_apply<T>(s.axis(), rows, row_half);
       avx2::rope_apply<T>(s.axis(), cols, col_half);
       xs.write_back();
+    });
+  }
+  void run(const MropeApply& c) override {
+    mrope_by_axes(c, [&](const RopeSpec& s, std::span<const std::int64_t> positions, std::span<float> x) {
+      run(RopeApply{s, c.dtype, c.heads, positions, x});
     });
   }
   void run(const Attention& c) override {

@@ -7,6 +7,7 @@
 
 #include "impl/alibi_slopes.hpp"
 #include "impl/cuda/kernels.hpp"
+#include "impl/mrope_by_axes.hpp"
 #include "impl/rope_frequencies.hpp"
 #include "interface/shapes.hpp"
 
@@ -135,6 +136,11 @@ class CudaEncoder final : public Encoder {
     const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s.axis());
     launcher_.rope2d_apply(storage(dt), heads, s.head_dim, s.layout == RopeLayout::interleaved, rows.data(),
                            cols.data(), rows.size(), freqs.data(), x.data());
+  }
+  void run(const MropeApply& c) override {
+    mrope_by_axes(c, [&](const RopeSpec& s, std::span<const std::int64_t> positions, std::span<float> x) {
+      run(RopeApply{s, c.dtype, c.heads, positions, x});
+    });
   }
 
  private:

@@ -8,6 +8,7 @@
 #include "spec/conventions.hpp"
 #include "spec/conventions_2d.hpp"
 #include "spec/dtype.hpp"
+#include "spec/mrope.hpp"
 
 namespace pecheck::scalar {
 
@@ -15,6 +16,9 @@ void sinusoidal_table(const SinusoidalSpec&, DType, std::span<const std::int64_t
 void learned_add(const LearnedSpec&, DType, std::span<const float> table, std::span<const std::int64_t> positions,
                  std::span<float> x);
 void rope_apply(const RopeSpec&, DType, int heads, std::span<const std::int64_t> positions, std::span<float> x);
+/// M-RoPE: pair p of token t turned by the position of p's axis (spec/mrope.hpp).
+void mrope_apply(const MropeSpec&, DType, int heads, std::span<const std::int64_t> temporal,
+                 std::span<const std::int64_t> height, std::span<const std::int64_t> width, std::span<float> x);
 void alibi_bias(const AlibiSpec&, DType, std::span<const std::int64_t> positions, std::span<float> out);
 void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<const float> k,
                  std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out);

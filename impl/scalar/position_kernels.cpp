@@ -1,7 +1,8 @@
-// Scalar sinusoidal table, learned add and RoPE.
+// Scalar sinusoidal table, learned add, RoPE and M-RoPE.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "impl/angles.hpp"
@@ -51,15 +52,18 @@ void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, s
   }
 }
 
-void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions, std::span<float> x) {
-  shapes::rope(s, heads, positions.size(), x.size());
+namespace {
+/// RoPE with pair p of token t turned by the position pos(t, p): 1-D RoPE has one position a
+/// token, M-RoPE one an axis. The cos/sin of a token are computed once and shared by its heads.
+template <class PositionOf>
+void rotate_pairs(const RopeSpec& s, DType dt, int heads, std::size_t tokens, std::span<float> x, PositionOf pos) {
   const auto freqs = angles::rope_frequencies(s);
   const double m = s.magnitude();  // YaRN's attention factor, folded into cos and sin as in HF
   const std::size_t pairs = freqs.size(), hd = to_size(s.head_dim);
-  std::vector<angles::SinCos> cache(pairs);  // per token, shared by all heads
-  for (std::size_t t = 0; t < positions.size(); ++t) {
+  std::vector<angles::SinCos> cache(pairs);
+  for (std::size_t t = 0; t < tokens; ++t) {
     for (std::size_t p = 0; p < pairs; ++p) {
-      const auto sc = angles::sincos(positions[t], freqs[p]);
+      const auto sc = angles::sincos(pos(t, p), freqs[p]);
       cache[p] = {m * sc.s, m * sc.c};
     }
     for (std::size_t h = 0; h < to_size(heads); ++h) {
@@ -73,6 +77,21 @@ void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int
       }
     }
   }
+}
+}  // namespace
+
+void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions, std::span<float> x) {
+  shapes::rope(s, heads, positions.size(), x.size());
+  rotate_pairs(s, dt, heads, positions.size(), x, [&](std::size_t t, std::size_t) { return positions[t]; });
+}
+
+void mrope_apply(const MropeSpec& s, DType dt, int heads, std::span<const std::int64_t> temporal,
+                 std::span<const std::int64_t> height, std::span<const std::int64_t> width, std::span<float> x) {
+  shapes::mrope(s, heads, temporal.size(), height.size(), width.size(), x.size());
+  const std::array<std::span<const std::int64_t>, 3> axes{temporal, height, width};
+  rotate_pairs(s.rope(), dt, heads, temporal.size(), x, [&](std::size_t t, std::size_t p) {
+    return axes[static_cast<std::size_t>(mrope_axis(s, static_cast<int>(p)))][t];
+  });
 }
 
 }  // namespace pecheck::scalar

@@ -43,6 +43,9 @@ class ScalarEncoder final : public Encoder {
     const auto& [s, dt, heads, rows, cols, x] = c;
     scalar::rope2d_apply(s, dt, heads, rows, cols, x);
   }
+  void run(const MropeApply& c) override {
+    scalar::mrope_apply(c.spec, c.dtype, c.heads, c.temporal, c.height, c.width, c.x);
+  }
   void run(const Attention& c) override {
     const auto& [s, dt, pos, q, k, v, table, out] = c;
     scalar::attention(s, dt, pos, q, k, v, table, out);

@@ -32,6 +32,7 @@
 #ifndef PECHECK_ENCODER_ABI_H
 #define PECHECK_ENCODER_ABI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -60,6 +61,7 @@ typedef int32_t pecheck_status;
 #define PECHECK_OP_SHAW_SCORES 4
 #define PECHECK_OP_T5_BIAS 5
 #define PECHECK_OP_ATTENTION 6
+#define PECHECK_OP_MROPE_APPLY 7 /* appended to ABI 1: read only from a descriptor whose struct_size holds it */
 
 /* Element (i0, ..., i_{rank-1}) lives at data + sum(i_k * strides[k]) elements. */
 typedef struct pecheck_tensor {
@@ -159,6 +161,21 @@ typedef struct pecheck_attention_spec {
   int32_t shaw_max_distance;
 } pecheck_attention_spec;
 
+#define PECHECK_MROPE_SECTIONED 0   /* pairs [0,s0) temporal, [s0,s0+s1) height, the rest width: Qwen2-VL */
+#define PECHECK_MROPE_INTERLEAVED 1 /* pair j height if j%3==1 && j<3 s1, width if j%3==2 && j<3 s2: Qwen3-VL */
+
+/* Multimodal RoPE: x (n, heads, head_dim) rotated in place over the whole head, pair i (placed by
+ * layout, as for RoPE) by the angle pos_a[t] * base^(-2i/head_dim), where a is the pair's axis
+ * under the assignment and mrope_section (HF's names; the section sums to head_dim/2). positions
+ * holds 3n values, HF's position_ids (3, n): temporal [0, n), height [n, 2n), width [2n, 3n). */
+typedef struct pecheck_mrope_spec {
+  int32_t head_dim;
+  int32_t layout;
+  int32_t assignment;
+  int32_t mrope_section[3];
+  double base;
+} pecheck_mrope_spec;
+
 typedef struct pecheck_plugin {
   uint32_t abi_version; /* PECHECK_ABI_VERSION the plugin was built against */
   uint32_t struct_size; /* sizeof(pecheck_plugin) */
@@ -181,7 +198,14 @@ typedef struct pecheck_plugin {
   pecheck_status (*attention)(const pecheck_host*, const pecheck_attention_spec*, const int64_t* positions,
                               pecheck_tensor q, pecheck_tensor k, pecheck_tensor v, pecheck_tensor shaw_table,
                               pecheck_tensor out);
+  /* Appended after ABI 1's first release: a descriptor whose struct_size ends before it (built
+   * against the earlier header) offers no M-RoPE, and loads as before. */
+  pecheck_status (*mrope_apply)(const pecheck_host*, const pecheck_mrope_spec*, const int64_t* positions,
+                                pecheck_tensor x);
 } pecheck_plugin;
+
+/* The size of ABI 1's first descriptor, the smallest struct_size pecheck accepts. */
+#define PECHECK_PLUGIN_V1_MIN_SIZE (offsetof(pecheck_plugin, mrope_apply))
 
 /* The one symbol a plugin exports. */
 typedef const pecheck_plugin* (*pecheck_plugin_entry)(void);
