@@ -117,6 +117,18 @@ static pecheck_status sinusoidal_table(const pecheck_host* host, const pecheck_s
 
 /* ---- RoPE ---- */
 
+/* Rotates pair i of head h of token t by angle; the layout places the pair's two dims. */
+static void rotate(const pecheck_tensor* x, int64_t t, int64_t h, int32_t layout, int64_t i, int64_t pairs,
+                   double angle) {
+  const int64_t a = layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
+  const int64_t b = layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
+  const int64_t row = t * x->strides[0] + h * x->strides[1];
+  const double x1 = load(x, row + a * x->strides[2]), x2 = load(x, row + b * x->strides[2]);
+  const double c = cos(angle), sn = sin(angle);
+  store(x, row + a * x->strides[2], x1 * c - x2 * sn);
+  store(x, row + b * x->strides[2], x1 * sn + x2 * c);
+}
+
 static pecheck_status rope_apply(const pecheck_host* host, const pecheck_rope_spec* s, const int64_t* positions,
                                  pecheck_tensor x) {
   if (s->scaling != PECHECK_SCALING_NONE && s->scaling != PECHECK_SCALING_LINEAR) {
@@ -138,13 +150,7 @@ static pecheck_status rope_apply(const pecheck_host* host, const pecheck_rope_sp
     for (int64_t h = 0; h < x.shape[1]; ++h)
       for (int64_t i = 0; i < pairs; ++i) {
         const double angle = (double)positions[t] * (pow(s->base, -2.0 * (double)i / (double)rot) * scale);
-        const int64_t a = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
-        const int64_t b = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
-        const int64_t row = t * x.strides[0] + h * x.strides[1];
-        const double x1 = load(&x, row + a * x.strides[2]), x2 = load(&x, row + b * x.strides[2]);
-        const double c = cos(angle), sn = sin(angle);
-        store(&x, row + a * x.strides[2], x1 * c - x2 * sn);
-        store(&x, row + b * x.strides[2], x1 * sn + x2 * c);
+        rotate(&x, t, h, s->layout, i, pairs, angle);
       }
   return PECHECK_OK;
 }
@@ -174,13 +180,7 @@ static pecheck_status mrope_apply(const pecheck_host* host, const pecheck_mrope_
       for (int64_t i = 0; i < pairs; ++i) {
         const int64_t pos = positions[mrope_axis(s, i) * n + t]; /* position_ids (3, n) */
         const double angle = (double)pos * pow(s->base, -2.0 * (double)i / (double)s->head_dim);
-        const int64_t a = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
-        const int64_t b = s->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
-        const int64_t row = t * x.strides[0] + h * x.strides[1];
-        const double x1 = load(&x, row + a * x.strides[2]), x2 = load(&x, row + b * x.strides[2]);
-        const double c = cos(angle), sn = sin(angle);
-        store(&x, row + a * x.strides[2], x1 * c - x2 * sn);
-        store(&x, row + b * x.strides[2], x1 * sn + x2 * c);
+        rotate(&x, t, h, s->layout, i, pairs, angle);
       }
   return PECHECK_OK;
 }
