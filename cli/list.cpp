@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -22,7 +23,8 @@ int list(bool json) {
                        {"source", p.source},
                        {"family", family_name(p.family)},
                        {"dtypes", dtypes},
-                       {"convention_free", p.convention_free}});
+                       {"convention_free", p.convention_free},
+                       {"aliases", p.aliases}});
     }
     for (const Backend& b : encoders_under_test()) {
       const Availability a = b.probe();
@@ -34,8 +36,9 @@ int list(bool json) {
   }
   std::cout << "Properties:\n";
   for (const Property& p : property_registry())
-    std::cout << fmt::format("  {:<36} {}\n  {:<36} {}{}\n", p.id, p.statement, "", p.doc,
-                             p.convention_free ? "  (convention-free: checks opaque plugins too)" : "");
+    std::cout << fmt::format("  {:<36} {}\n  {:<36} {}{}{}\n", p.id, p.statement, "", p.doc,
+                             p.convention_free ? "  (convention-free: checks opaque plugins too)" : "",
+                             p.aliases.empty() ? "" : fmt::format("  (formerly {})", fmt::join(p.aliases, ", ")));
   std::cout << "\nBackends:\n";
   for (const Backend& b : encoders_under_test()) {
     const Availability a = b.probe();

@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <fnmatch.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,7 +28,7 @@ std::vector<const Backend*> select_backends(const std::string& name) {
 std::vector<const Property*> select_properties(const std::string& glob) {
   std::vector<const Property*> out;
   for (const Property& p : property_registry())
-    if (fnmatch(glob.c_str(), p.id.c_str(), 0) == 0) out.push_back(&p);
+    if (p.matches(glob)) out.push_back(&p);
   if (out.empty()) throw UsageError(fmt::format("--property '{}' matches no property (see pecheck list)", glob));
   return out;
 }
@@ -133,7 +132,7 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
                                .encoder = b.name,
                                .dtype = dt,
                                .verdict = Verdict::skip,
-                               .seed = derive_seed(run.seed, p->id, dt),
+                               .seed = derive_seed(run.seed, *p, dt),
                                .message = *skipped});
       } else {  // each property x encoder x dtype in its own child process: a crash is a result
         const auto start = std::chrono::steady_clock::now();

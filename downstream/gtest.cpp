@@ -1,7 +1,6 @@
 #include "downstream/gtest.hpp"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,7 +60,7 @@ int run_cases() {
 int register_catalogue(const std::string& suite, EncoderFactory make, const CatalogueOptions& options) {
   int registered = 0;
   for (const Property& p : property_registry()) {
-    if (fnmatch(options.properties.c_str(), p.id.c_str(), 0) != 0) continue;
+    if (!p.matches(options.properties)) continue;
     for (const DType dt : p.dtypes) {
       if (std::find(options.dtypes.begin(), options.dtypes.end(), dt) == options.dtypes.end()) continue;
       std::string name = p.id;

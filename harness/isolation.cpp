@@ -117,7 +117,7 @@ PropertyResult run_isolated(const Property& property, const Backend& backend, DT
   out.property = property.id;
   out.encoder = backend.name;
   out.dtype = dtype;
-  out.seed = derive_seed(params.seed, property.id, dtype);
+  out.seed = derive_seed(params.seed, property, dtype);
   const ChildOutcome child = run_in_child(
       [&] {
         try {

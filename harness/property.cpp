@@ -1,19 +1,27 @@
 #include "harness/property.hpp"
 
+#include <fnmatch.h>
+
+#include <algorithm>
+
 namespace pecheck {
 
 std::string_view family_name(Family f) {
   switch (f) {
     case Family::sinusoidal:
       return "sinusoidal";
+    case Family::sinusoidal2d:
+      return "sinusoidal2d";
     case Family::learned:
       return "learned";
-    case Family::relative:
-      return "relative";
+    case Family::shaw:
+      return "shaw";
     case Family::t5:
       return "t5";
     case Family::rope:
       return "rope";
+    case Family::rope2d:
+      return "rope2d";
     case Family::mrope:
       return "mrope";
     case Family::alibi:
@@ -22,6 +30,12 @@ std::string_view family_name(Family f) {
       return "attention";
   }
   return "?";
+}
+
+bool Property::matches(const std::string& glob) const {
+  if (fnmatch(glob.c_str(), id.c_str(), 0) == 0) return true;
+  return std::any_of(aliases.begin(), aliases.end(),
+                     [&](const std::string& a) { return fnmatch(glob.c_str(), a.c_str(), 0) == 0; });
 }
 
 std::string_view verdict_name(Verdict v) {
@@ -38,7 +52,8 @@ std::string_view verdict_name(Verdict v) {
   return "?";
 }
 
-std::uint64_t derive_seed(std::uint64_t run_seed, const std::string& property_id, DType dtype) {
+std::uint64_t derive_seed(std::uint64_t run_seed, const Property& property, DType dtype) {
+  const std::string& property_id = property.seed_key();
   std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the id and dtype
   for (char c : property_id + "/" + std::string(dtype_name(dtype))) {
     h ^= static_cast<unsigned char>(c);

@@ -14,7 +14,7 @@
 
 namespace pecheck {
 
-enum class Family { sinusoidal, learned, relative, t5, rope, mrope, alibi, attention };
+enum class Family { sinusoidal, sinusoidal2d, learned, shaw, t5, rope, rope2d, mrope, alibi, attention };
 std::string_view family_name(Family f);
 
 /// Whether the measured value must stay below the bound (a discrepancy) or exceed it (a
@@ -64,11 +64,19 @@ struct Property {
   /// scaling): the properties that can check an encoder that states no convention (a plugin's
   /// opaque operation). Agreement properties never are.
   bool convention_free = false;
+  /// Former ids, kept for one release: --property and PECHECK_CATALOGUE's glob match them too,
+  /// and `list --json` lists them. Reports always name the property by its id.
+  std::vector<std::string> aliases;
+  /// Whether `glob` (fnmatch) names this property by its id or by a former id.
+  bool matches(const std::string& glob) const;
+  /// What its cases' seed is derived from: its first id (the first alias, else the id), so that a
+  /// renamed property draws the same cases for the same --seed as before the rename.
+  const std::string& seed_key() const { return aliases.empty() ? id : aliases.front(); }
   std::function<PropertyResult(Encoder&, DType, const RunParams&)> run;
 };
 
 /// Seed of one property x dtype within a run: the same for every encoder, so all encoders see
 /// the same cases, and independent of which other properties were selected.
-std::uint64_t derive_seed(std::uint64_t run_seed, const std::string& property_id, DType dtype);
+std::uint64_t derive_seed(std::uint64_t run_seed, const Property& property, DType dtype);
 
 }  // namespace pecheck

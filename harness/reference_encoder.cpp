@@ -7,11 +7,11 @@
 #include "interface/shapes.hpp"
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
-#include "reference/axial.hpp"
+#include "reference/encodings_2d.hpp"
 #include "reference/learned.hpp"
 #include "reference/mrope.hpp"
-#include "reference/relative.hpp"
 #include "reference/rope.hpp"
+#include "reference/shaw.hpp"
 #include "reference/sinusoidal.hpp"
 #include "reference/t5.hpp"
 

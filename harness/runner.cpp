@@ -152,7 +152,7 @@ PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, cons
   out.property = p.id;
   out.encoder = enc.name();
   out.dtype = dt;
-  out.seed = derive_seed(params.seed, p.id, dt);
+  out.seed = derive_seed(params.seed, p, dt);
   if (const Support s = enc.supports(p.op, dt); !s.ok) {
     out.verdict = Verdict::skip;
     out.message = s.reason;

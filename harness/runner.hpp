@@ -71,7 +71,8 @@ struct PropertyInfo {
   Op op;
   std::vector<DType> dtypes = {DType::f32, DType::bf16, DType::f16};
   Direction direction = Direction::at_most;
-  bool convention_free = false;  ///< see Property::convention_free
+  bool convention_free = false;           ///< see Property::convention_free
+  std::vector<std::string> aliases = {};  ///< see Property::aliases
 };
 
 /// A registered property from its info, its case generator and its check.
@@ -87,7 +88,8 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
              .op = info.op,
              .dtypes = std::move(info.dtypes),
              .direction = info.direction,
-             .convention_free = info.convention_free};
+             .convention_free = info.convention_free,
+             .aliases = std::move(info.aliases)};
   const AnyCheck any_check = [check](Encoder& e, DType dt, const AnyCase& c) { return check(e, dt, c.as<Case>()); };
   p.run = [p, gen_fn, any_check](Encoder& e, DType dt, const RunParams& rp) {
     const rc::Gen<AnyCase> gen = rc::gen::map(gen_fn(dt), [](Case c) { return AnyCase::of(std::move(c)); });

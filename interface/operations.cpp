@@ -80,11 +80,11 @@ void sinusoidal2d(const Sinusoidal2dSpec& s, std::size_t rows, std::size_t cols,
   same_length(rows, cols);
   require_size("2-D sinusoid output", out, rows * static_cast<std::size_t>(s.d_model));
 }
-void rope2d(const AxialRopeSpec& s, int heads, std::size_t rows, std::size_t cols, std::size_t x) {
+void rope2d(const Rope2dSpec& s, int heads, std::size_t rows, std::size_t cols, std::size_t x) {
   s.validate();
   same_length(rows, cols);
-  if (heads <= 0) throw std::invalid_argument(fmt::format("axial RoPE needs heads > 0, got {}", heads));
-  require_size("axial RoPE input", x, rows * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
+  if (heads <= 0) throw std::invalid_argument(fmt::format("2-D RoPE needs heads > 0, got {}", heads));
+  require_size("2-D RoPE input", x, rows * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
 }
 void mrope(const MropeSpec& s, int heads, std::size_t temporal, std::size_t height, std::size_t width, std::size_t x) {
   s.validate();

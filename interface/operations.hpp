@@ -122,10 +122,10 @@ struct Sinusoidal2dTable {
   void check() const;
 };
 
-/// x (n, heads, head_dim) rotated in place by axial RoPE, token t to (rows[t], cols[t]).
+/// x (n, heads, head_dim) rotated in place by 2-D RoPE, token t to (rows[t], cols[t]).
 struct Rope2dApply {
   static constexpr Op op = Op::rope2d_apply;
-  AxialRopeSpec spec;
+  Rope2dSpec spec;
   DType dtype;
   int heads;
   std::span<const std::int64_t> rows, cols;

@@ -13,7 +13,7 @@ Property sinusoidal_layout_permutation();
 Property sinusoidal_injectivity();
 Property sinusoidal2d_agrees_with_reference();
 Property learned_agrees_with_reference();
-Property relative_agrees_with_reference();
+Property shaw_agrees_with_reference();
 Property t5_agrees_with_reference();
 Property t5_bucket_laws();
 Property rope_agrees_with_reference();

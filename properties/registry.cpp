@@ -14,7 +14,7 @@ const std::vector<Property>& property_registry() {
       props::sinusoidal_injectivity(),
       props::sinusoidal2d_agrees_with_reference(),
       props::learned_agrees_with_reference(),
-      props::relative_agrees_with_reference(),
+      props::shaw_agrees_with_reference(),
       props::t5_agrees_with_reference(),
       props::t5_bucket_laws(),
       props::rope_agrees_with_reference(),

@@ -1,11 +1,11 @@
-// Theorem: every pair rotated by the encoder's axial RoPE is within E = 2u |x_p| (normwise) of the
+// Theorem: every pair rotated by the encoder's 2-D RoPE is within E = 2u |x_p| (normwise) of the
 // exact rotation: the first half of each head by its row, the second half by its column.
 // Doc: docs/properties/rope2d.agrees_with_reference.md
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
-#include "properties/axial_cases.hpp"
+#include "properties/cases_2d.hpp"
 #include "properties/catalogue.hpp"
-#include "reference/axial.hpp"
+#include "reference/encodings_2d.hpp"
 
 namespace pecheck::props {
 
@@ -47,7 +47,7 @@ Property rope2d_agrees_with_reference() {
   return make_property<Rope2dCase>(
       {.id = "rope2d.agrees_with_reference",
        .statement = "Axial RoPE rotates each head's first half by its row and second half by its column, within 2u.",
-       .family = Family::rope,
+       .family = Family::rope2d,
        .op = Op::rope2d_apply},
       cases, check);
 }

@@ -1,9 +1,9 @@
-// Theorem: axial RoPE scores depend only on the 2-D offset: <R_(r1,c1) q, R_(r2,c2) k> is unchanged
+// Theorem: 2-D RoPE scores depend only on the 2-D offset: <R_(r1,c1) q, R_(r2,c2) k> is unchanged
 // when both tokens move by (t, s), for every base and layout.
 // Doc: docs/properties/rope2d.relative.md
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
-#include "properties/axial_cases.hpp"
+#include "properties/cases_2d.hpp"
 #include "properties/catalogue.hpp"
 
 namespace pecheck::props {
@@ -52,7 +52,7 @@ Property rope2d_relative() {
       {.id = "rope2d.relative",
        .statement =
            "Axial RoPE scores depend only on (r1 - r2, c1 - c2): moving both tokens by (t, s) changes nothing.",
-       .family = Family::rope,
+       .family = Family::rope2d,
        .op = Op::rope2d_apply},
       cases, check);
 }

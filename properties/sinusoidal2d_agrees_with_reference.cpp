@@ -3,9 +3,9 @@
 // Doc: docs/properties/sinusoidal2d.agrees_with_reference.md
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
-#include "properties/axial_cases.hpp"
+#include "properties/cases_2d.hpp"
 #include "properties/catalogue.hpp"
-#include "reference/axial.hpp"
+#include "reference/encodings_2d.hpp"
 
 namespace pecheck::props {
 
@@ -43,7 +43,7 @@ Property sinusoidal2d_agrees_with_reference() {
       {.id = "sinusoidal2d.agrees_with_reference",
        .statement =
            "Every 2-D sinusoid entry is within 2u of the row's sinusoid (first half) and the column's (second).",
-       .family = Family::sinusoidal,
+       .family = Family::sinusoidal2d,
        .op = Op::sinusoidal2d_table},
       cases, check);
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "reference/alibi.hpp"
-#include "reference/relative.hpp"
 #include "reference/rope.hpp"
+#include "reference/shaw.hpp"
 #include "reference/sinusoidal.hpp"
 #include "spec/conventions.hpp"
 

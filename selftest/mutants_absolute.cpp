@@ -162,7 +162,7 @@ const std::vector<Mutant>& mutants() {
        "alibi.agrees_with_reference", make_mutant<AlibiNoPow2Rule>},
       {"Shaw relative index i - j (the seed's sign)",
        "the seed tutorial's RelativePositionEmbedding (positions[:,None] - positions[None,:])",
-       "relative.agrees_with_reference", make_mutant<ShawSignFlipped>},
+       "shaw.agrees_with_reference", make_mutant<ShawSignFlipped>},
       {"attention without the 1/sqrt(d) scale", "softmax(QK^T) V with the scale forgotten",
        "attention.agrees_with_reference", make_mutant<AttentionNoScale>},
       {"attention drops its position encoding", "a PE computed but never applied", "attention.order_sensitivity",

@@ -161,7 +161,7 @@ std::vector<Mutant> scaling_mutants() {
        "rope.agrees_with_reference", make_mutant<RopeInaccuratePow>},
       {"unmasked rotary tail", "sglang issue 35096: next_power_of_2(rotary_dim) columns rotated, the next head's too",
        "rope.agrees_with_reference", make_mutant<RopeUnmaskedTail>},
-      {"axial RoPE with rows and columns exchanged",
+      {"2-D RoPE with rows and columns exchanged",
        "meshgrid xy/ij indexing (MAE's get_2d_sincos_pos_embed: 'here w goes first')", "rope2d.agrees_with_reference",
        make_mutant<Rope2dAxesSwapped>},
   };

@@ -1,4 +1,4 @@
-// The 2-D conventions for images (ViT patches at (row, col)): a sinusoid per axis, and axial RoPE.
+// The 2-D conventions for images (ViT patches at (row, col)): a sinusoid per axis, and 2-D RoPE.
 #pragma once
 
 #include <fmt/format.h>
@@ -32,17 +32,16 @@ struct Sinusoidal2dSpec {
   }
 };
 
-/// Axial 2-D RoPE (Heo et al. 2024, RoPE-Axial): dims [0, d/2) of a head rotated as 1-D RoPE of
+/// 2-D RoPE, the axial scheme (Heo et al. 2024, RoPE-Axial): dims [0, d/2) of a head rotated as 1-D RoPE of
 /// width d/2 at the row, dims [d/2, d) at the column, same base and layout in each half.
-struct AxialRopeSpec {
+struct Rope2dSpec {
   int head_dim = 64;
   double base = 100.0;
   RopeLayout layout = RopeLayout::interleaved;
 
   void validate() const {
     if (head_dim <= 0 || head_dim % 4 != 0)
-      throw std::invalid_argument(
-          fmt::format("axial RoPE head_dim must be a positive multiple of 4, got {}", head_dim));
+      throw std::invalid_argument(fmt::format("2-D RoPE head_dim must be a positive multiple of 4, got {}", head_dim));
     axis().validate();
   }
   /// The 1-D RoPE each half of a head gets.

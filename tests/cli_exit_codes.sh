@@ -75,4 +75,16 @@ assert names["scalar"]["available"] is True
 assert all({"name", "available", "reason"} <= b.keys() for b in doc["backends"])
 PY
 
+# A former id still selects its property for one release, and list --json names it as an alias.
+"$pecheck" verify --backend scalar --property relative.agrees_with_reference --dtype f32 --cases 5 --seed 2 --quiet \
+  --json "$tmp/alias.json" >/dev/null || fail "the former id relative.agrees_with_reference is not accepted"
+python3 - "$tmp/alias.json" "$tmp/list.json" <<'PY' || fail "alias of shaw.agrees_with_reference"
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+assert [r["property"] for r in results] == ["shaw.agrees_with_reference"], results
+listed = {p["id"]: p for p in json.load(open(sys.argv[2]))["properties"]}
+assert listed["shaw.agrees_with_reference"]["aliases"] == ["relative.agrees_with_reference"]
+assert "relative.agrees_with_reference" not in listed
+PY
+
 if [ "$fails" -eq 0 ]; then echo "cli exit codes: all checks passed"; else echo "$fails check(s) failed"; exit 1; fi

@@ -204,7 +204,7 @@ TEST_P(CudaKernels, AxialEncodingsAgreeWithTheReference) {
   const std::vector<std::int64_t> rows{0, 0, 1, 7, 255}, cols{0, 1, 1, 3, 4000};
   for (DType dt : kAllDTypes) {
     for (RopeLayout layout : {RopeLayout::interleaved, RopeLayout::half_split}) {
-      const AxialRopeSpec s{.head_dim = 16, .base = 100, .layout = layout};
+      const Rope2dSpec s{.head_dim = 16, .base = 100, .layout = layout};
       std::vector<float> x(rows.size() * 3 * 16);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] = round_to(dt, std::cos(0.37 * double(i)));
       std::vector<float> got = x, want = x;

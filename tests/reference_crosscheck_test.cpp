@@ -16,8 +16,8 @@
 #include "reference/attention.hpp"
 #include "reference/learned.hpp"
 #include "reference/real.hpp"
-#include "reference/relative.hpp"
 #include "reference/rope.hpp"
+#include "reference/shaw.hpp"
 #include "reference/sinusoidal.hpp"
 
 namespace {

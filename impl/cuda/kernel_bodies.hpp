@@ -41,7 +41,7 @@ struct RopeArgs {
   const angles::Frequency* freq;  ///< pairs frequencies
   std::int64_t tokens;
   int heads, head_dim;
-  int offset;  ///< first dim of the rotated segment: 0, or head_dim / 2 for axial RoPE's columns
+  int offset;  ///< first dim of the rotated segment: 0, or head_dim / 2 for 2-D RoPE's columns
   int pairs;   ///< the segment is 2 * pairs dims wide; dims outside it are never touched
   bool interleaved;
   double magnitude;  ///< YaRN's factor on cos and sin, else 1

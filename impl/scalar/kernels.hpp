@@ -26,7 +26,7 @@ void t5_bias(const T5Spec&, DType, std::span<const float> table, std::span<const
              std::span<float> out);
 void sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int64_t> rows,
                         std::span<const std::int64_t> cols, std::span<float> out);
-void rope2d_apply(const AxialRopeSpec&, DType, int heads, std::span<const std::int64_t> rows,
+void rope2d_apply(const Rope2dSpec&, DType, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<float> x);
 void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions, std::span<const float> q,
                std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,

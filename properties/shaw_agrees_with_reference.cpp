@@ -1,6 +1,6 @@
 // Theorem: the Shaw relative scores equal q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K) + K] to within
 // one fp32 dot product of length 2d and one rounding to storage.
-// Doc: docs/properties/relative.agrees_with_reference.md
+// Doc: docs/properties/shaw.agrees_with_reference.md
 #include <fmt/ranges.h>
 
 #include "harness/generators.hpp"
@@ -8,7 +8,7 @@
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
-#include "reference/relative.hpp"
+#include "reference/shaw.hpp"
 
 namespace pecheck::props {
 
@@ -68,12 +68,13 @@ Outcome check(Encoder& enc, DType dt, const ShawCase& c) {
 
 }  // namespace
 
-Property relative_agrees_with_reference() {
+Property shaw_agrees_with_reference() {
   return make_property<ShawCase>(
-      {.id = "relative.agrees_with_reference",
+      {.id = "shaw.agrees_with_reference",
        .statement = "Shaw scores equal q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K)] within one fp32 dot product.",
-       .family = Family::relative,
-       .op = Op::shaw_scores},
+       .family = Family::shaw,
+       .op = Op::shaw_scores,
+       .aliases = {"relative.agrees_with_reference"}},
       cases, check);
 }
 

@@ -1,4 +1,4 @@
-// Exact 2-D encodings: the per-axis sinusoid and axial RoPE, built from the 1-D references.
+// Exact 2-D encodings: the per-axis sinusoid and 2-D RoPE, built from the 1-D references.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +29,9 @@ std::vector<Real> sinusoidal2d_row(const Sinusoidal2dSpec& s, std::int64_t row, 
   return sinusoidal2d_row<Real>(s, row, col, sinusoidal_frequencies<Real>(s.axis()));
 }
 
-/// Applies axial RoPE in place to x (tokens, heads, head_dim), token t at (rows[t], cols[t]).
+/// Applies 2-D RoPE in place to x (tokens, heads, head_dim), token t at (rows[t], cols[t]).
 template <class Real>
-void rope2d_apply(const AxialRopeSpec& s, int heads, std::span<const std::int64_t> rows,
+void rope2d_apply(const Rope2dSpec& s, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<Real> x) {
   s.validate();
   const RopeRotation<Real> axis(s.axis());

@@ -34,7 +34,7 @@ struct GridCase {
 };
 
 using Sinusoidal2dCase = GridCase<Sinusoidal2dSpec>;
-using Rope2dCase = GridCase<AxialRopeSpec>;
+using Rope2dCase = GridCase<Rope2dSpec>;
 
 /// A grid coordinate: a ViT-sized one (below 64) half the time, else any position below 2^24.
 inline rc::Gen<std::int64_t> grid_coordinate() {
@@ -66,15 +66,15 @@ inline rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen() {
 }
 
 /// Axial RoPE: RoPE-ViT's base 100 often, else the 1-D bases.
-inline rc::Gen<AxialRopeSpec> rope2d_spec_gen() {
+inline rc::Gen<Rope2dSpec> rope2d_spec_gen() {
   return rc::gen::apply(
       [](int d, double base, RopeLayout l) {
-        return AxialRopeSpec{d, base, l};
+        return Rope2dSpec{d, base, l};
       },
       width_by_4(256), rc::gen::oneOf(rc::gen::just(100.0), gen::base()), gen::rope_layout());
 }
 
-/// x rotated by the encoder's axial RoPE to (rows, cols); failure set on unclean outputs.
+/// x rotated by the encoder's 2-D RoPE to (rows, cols); failure set on unclean outputs.
 inline std::vector<float> encoder_rope2d(Encoder& enc, DType dt, const Rope2dCase& c, std::vector<float> x,
                                          const std::vector<std::int64_t>& rows, const std::vector<std::int64_t>& cols,
                                          std::string& failure) {

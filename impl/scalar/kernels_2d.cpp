@@ -1,4 +1,4 @@
-// Scalar 2-D encodings, from the 1-D kernels: a sinusoid per axis, axial RoPE per half-head.
+// Scalar 2-D encodings, from the 1-D kernels: a sinusoid per axis, 2-D RoPE per half-head.
 #include <algorithm>
 #include <vector>
 
@@ -23,7 +23,7 @@ void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std
   }
 }
 
-void rope2d_apply(const AxialRopeSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+void rope2d_apply(const Rope2dSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<float> x) {
   shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
   const std::size_t half = static_cast<std::size_t>(s.head_dim / 2), blocks = x.size() / (2 * half);
