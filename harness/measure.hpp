@@ -42,6 +42,21 @@ std::vector<R> to_real(std::span<const float> x) {
   return std::vector<R>(x.begin(), x.end());
 }
 
+/// x.y summed in double, in index order (the score of the relativity theorems).
+inline double dot(std::span<const float> a, std::span<const float> b) {
+  double acc = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) acc += double{a[i]} * b[i];
+  return acc;
+}
+
+/// The reference's values rounded to double, for the measurements that compare in double.
+template <class R>
+std::vector<double> to_doubles(const std::vector<R>& exact) {
+  std::vector<double> out(exact.size());
+  for (std::size_t i = 0; i < exact.size(); ++i) out[i] = ref::to_double(exact[i]);
+  return out;
+}
+
 /// Euclidean norm of a pair, in double.
 inline double pair_norm(double a, double b) { return std::hypot(a, b); }
 

@@ -22,8 +22,7 @@ Outcome check(Encoder& enc, DType dt, const MropeCase& c) {
   if (!o.failure.empty()) return o;
   auto exact = to_real(x);
   ref::mrope_apply<Real>(c.spec, c.heads, c.axes[0], c.axes[1], c.axes[2], std::span<Real>(exact));
-  std::vector<double> exact_d(exact.size());
-  for (std::size_t i = 0; i < exact.size(); ++i) exact_d[i] = ref::to_double(exact[i]);
+  const std::vector<double> exact_d = to_doubles(exact);
   const WorstOf worst = worst_pair_error(c.spec.rope(), c.heads, dt, x, as_double(y), exact_d, 1.0, [&](std::size_t t) {
     return fmt::format("t={},h={},w={}", c.axes[0][t], c.axes[1][t], c.axes[2][t]);
   });

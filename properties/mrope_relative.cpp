@@ -20,12 +20,6 @@ rc::Gen<MropeCase> cases(DType) {
   });
 }
 
-double dot(const std::vector<float>& a, const std::vector<float>& b) {
-  double acc = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) acc += double{a[i]} * b[i];
-  return acc;
-}
-
 /// Token `which` (0 or 1) of every axis, shifted by each axis's shift when `shifted`.
 std::array<std::vector<std::int64_t>, 3> at(const MropeCase& c, std::size_t which, bool shifted) {
   std::array<std::vector<std::int64_t>, 3> p;

@@ -20,12 +20,6 @@ rc::Gen<Rope2dCase> cases(DType) {
   });
 }
 
-double dot(const std::vector<float>& a, const std::vector<float>& b) {
-  double acc = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) acc += double{a[i]} * b[i];
-  return acc;
-}
-
 Outcome check(Encoder& enc, DType dt, const Rope2dCase& c) {
   Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim)};
   const std::size_t d = static_cast<std::size_t>(c.spec.head_dim);

@@ -21,8 +21,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   if (!o.failure.empty()) return o;
   auto exact = to_real(x);
   ref::rope_apply<Real>(c.spec, c.heads, c.positions, std::span<Real>(exact));
-  std::vector<double> exact_d(exact.size());
-  for (std::size_t i = 0; i < exact.size(); ++i) exact_d[i] = ref::to_double(exact[i]);
+  const std::vector<double> exact_d = to_doubles(exact);
   const WorstOf worst = worst_pair_error(c, dt, x, as_double(y), exact_d, c.spec.magnitude());
   return worst.store(o);
 }

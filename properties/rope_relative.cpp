@@ -19,12 +19,6 @@ rc::Gen<RopeCase> cases(DType) {
   });
 }
 
-double dot(const std::vector<float>& a, const std::vector<float>& b) {
-  double acc = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) acc += double{a[i]} * b[i];
-  return acc;
-}
-
 double norm(const std::vector<float>& a) { return std::sqrt(dot(a, a)); }
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
