@@ -21,6 +21,10 @@ rc::Gen<std::int64_t> position() {
   });
 }
 
+rc::Gen<std::vector<std::int64_t>> positions(std::size_t n) {
+  return rc::gen::container<std::vector<std::int64_t>>(n, position());
+}
+
 rc::Gen<std::int64_t> position_below(std::int64_t limit) {
   return rc::gen::map(position(), [limit](std::int64_t p) { return std::min(p, std::max<std::int64_t>(limit, 0)); });
 }

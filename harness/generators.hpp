@@ -20,6 +20,9 @@ namespace pecheck::gen {
 rc::Gen<std::int64_t> position();
 /// A position p with p + headroom still below 2^24.
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
+/// n positions, each drawn by position() (compiled once: a container generator's shrinking
+/// instantiates much of RapidCheck).
+rc::Gen<std::vector<std::int64_t>> positions(std::size_t n);
 /// 1e4, 5e5, 1e6 mostly; sometimes any base in [2, 1e7].
 rc::Gen<double> base();
 /// An even dimension in [2, max]: tiny (2..6), typical (64, 128, 256), or 2 x odd (not a

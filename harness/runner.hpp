@@ -56,6 +56,14 @@ class AnyCase {
 /// RapidCheck prints a counterexample through showValue, found by ADL.
 inline void showValue(const AnyCase& c, std::ostream& os) { os << c.describe(); }
 
+/// g with its case type erased. A case header used by several theorem files declares the
+/// instantiation for its case type extern and its .cpp instantiates it, so that RapidCheck's
+/// mapping and shrinking code for that type is compiled once, not once per theorem file.
+template <class Case>
+rc::Gen<AnyCase> erased(rc::Gen<Case> g) {
+  return rc::gen::map(std::move(g), [](Case c) { return AnyCase::of(std::move(c)); });
+}
+
 /// The check of one case, its case type erased.
 using AnyCheck = std::function<Outcome(Encoder&, DType, const AnyCase&)>;
 
@@ -92,8 +100,7 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
              .aliases = std::move(info.aliases)};
   const AnyCheck any_check = [check](Encoder& e, DType dt, const AnyCase& c) { return check(e, dt, c.as<Case>()); };
   p.run = [p, gen_fn, any_check](Encoder& e, DType dt, const RunParams& rp) {
-    const rc::Gen<AnyCase> gen = rc::gen::map(gen_fn(dt), [](Case c) { return AnyCase::of(std::move(c)); });
-    return run_property(p, gen, any_check, e, dt, rp);
+    return run_property(p, erased<Case>(gen_fn(dt)), any_check, e, dt, rp);
   };
   return p;
 }

@@ -142,3 +142,8 @@ double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, 
 }
 
 }  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once for every theorem file (see erased() in harness/runner.hpp).
+template rc::Gen<AnyCase> erased(rc::Gen<props::AttentionCase>);
+}  // namespace pecheck

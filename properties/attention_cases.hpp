@@ -10,6 +10,7 @@
 
 #include "harness/generators.hpp"
 #include "harness/measure.hpp"
+#include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "interface/encoder.hpp"
 
@@ -78,3 +79,8 @@ double max_abs_diff_u(const std::vector<float>& a, const std::vector<float>& b, 
                       std::string* where);
 
 }  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once, in properties/attention_cases.cpp (see erased() in harness/runner.hpp).
+extern template rc::Gen<AnyCase> erased(rc::Gen<props::AttentionCase>);
+}  // namespace pecheck

@@ -10,6 +10,7 @@
 
 #include "harness/generators.hpp"
 #include "harness/measure.hpp"
+#include "harness/runner.hpp"
 #include "interface/encoder.hpp"
 
 namespace pecheck::props {
@@ -36,43 +37,16 @@ struct GridCase {
 using Sinusoidal2dCase = GridCase<Sinusoidal2dSpec>;
 using Rope2dCase = GridCase<Rope2dSpec>;
 
-/// A grid coordinate: a ViT-sized one (below 64) half the time, else any position below 2^24.
-inline rc::Gen<std::int64_t> grid_coordinate() {
-  return rc::gen::oneOf(rc::gen::inRange<std::int64_t>(0, 64), gen::position());
-}
-
-/// A multiple of 4 in [4, max].
-inline rc::Gen<int> width_by_4(int max) {
-  return rc::gen::map(gen::even_dim(max), [](int d) { return std::max(4, d - d % 4); });
-}
-
+/// `tokens` grid coordinates per case, each a ViT-sized one (below 64) half the time, else any
+/// position below 2^24; instantiated for Sinusoidal2dSpec and Rope2dSpec.
 template <class Spec>
-rc::Gen<GridCase<Spec>> grid_case_gen(rc::Gen<Spec> spec, int tokens) {
-  const auto coords =
-      rc::gen::container<std::vector<std::int64_t>>(static_cast<std::size_t>(tokens), grid_coordinate());
-  return rc::gen::apply(
-      [](Spec s, int heads, std::vector<std::int64_t> r, std::vector<std::int64_t> c, std::uint32_t data) {
-        return GridCase<Spec>{s, heads, r, c, data};
-      },
-      spec, rc::gen::inRange(1, 3), coords, coords, gen::data_seed());
-}
+rc::Gen<GridCase<Spec>> grid_case_gen(rc::Gen<Spec> spec, int tokens);
 
-inline rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen() {
-  return rc::gen::apply(
-      [](int d, double base, SinusoidalLayout l) {
-        return Sinusoidal2dSpec{d, base, l};
-      },
-      width_by_4(256), gen::base(), gen::sinusoidal_layout());
-}
+/// A width divisible by 4 up to 256, any base, either layout.
+rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen();
 
 /// Axial RoPE: RoPE-ViT's base 100 often, else the 1-D bases.
-inline rc::Gen<Rope2dSpec> rope2d_spec_gen() {
-  return rc::gen::apply(
-      [](int d, double base, RopeLayout l) {
-        return Rope2dSpec{d, base, l};
-      },
-      width_by_4(256), rc::gen::oneOf(rc::gen::just(100.0), gen::base()), gen::rope_layout());
-}
+rc::Gen<Rope2dSpec> rope2d_spec_gen();
 
 /// x rotated by the encoder's 2-D RoPE to (rows, cols); failure set on unclean outputs.
 inline std::vector<float> encoder_rope2d(Encoder& enc, DType dt, const Rope2dCase& c, std::vector<float> x,
@@ -84,3 +58,9 @@ inline std::vector<float> encoder_rope2d(Encoder& enc, DType dt, const Rope2dCas
 }
 
 }  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once, in properties/cases_2d.cpp (see erased() in harness/runner.hpp).
+extern template rc::Gen<AnyCase> erased(rc::Gen<props::Sinusoidal2dCase>);
+extern template rc::Gen<AnyCase> erased(rc::Gen<props::Rope2dCase>);
+}  // namespace pecheck

@@ -12,6 +12,7 @@
 
 #include "harness/generators.hpp"
 #include "harness/measure.hpp"
+#include "harness/runner.hpp"
 #include "interface/encoder.hpp"
 #include "spec/mrope.hpp"
 
@@ -43,37 +44,10 @@ struct MropeCase {
 /// Qwen2-VL / Qwen2.5-VL ([16, 24, 24], sectioned) and Qwen3-VL ([24, 20, 20], interleaved) at
 /// head_dim 128 and rope_theta 1e6 (5e6 for Qwen3-VL) a third of the time; otherwise any head_dim
 /// in [6, 256], any positive section summing to head_dim/2, either assignment, either layout.
-inline rc::Gen<MropeSpec> mrope_spec() {
-  const MropeSpec qwen2{.head_dim = 128, .base = 1e6, .mrope_section = {16, 24, 24}};
-  const MropeSpec qwen3{
-      .head_dim = 128, .base = 5e6, .mrope_section = {24, 20, 20}, .assignment = MropeAssignment::interleaved};
-  const auto any = rc::gen::mapcat(rc::gen::inRange(3, 129), [](int pairs) {
-    return rc::gen::mapcat(rc::gen::inRange(1, pairs - 1), [pairs](int s0) {
-      return rc::gen::apply(
-          [pairs, s0](int s1, double base, MropeAssignment a, RopeLayout layout) {
-            return MropeSpec{.head_dim = 2 * pairs,
-                             .base = base,
-                             .mrope_section = {s0, s1, pairs - s0 - s1},
-                             .assignment = a,
-                             .layout = layout};
-          },
-          rc::gen::inRange(1, pairs - s0), gen::base(),
-          rc::gen::element(MropeAssignment::sectioned, MropeAssignment::interleaved), gen::rope_layout());
-    });
-  });
-  return rc::gen::weightedOneOf<MropeSpec>({{1, rc::gen::element(qwen2, qwen3)}, {2, any}});
-}
+rc::Gen<MropeSpec> mrope_spec();
 
 /// `n` tokens of M-RoPE positions, each axis from gen::position().
-inline rc::Gen<MropeCase> mrope_case_gen(int n) {
-  const auto axis = rc::gen::container<std::vector<std::int64_t>>(static_cast<std::size_t>(n), gen::position());
-  return rc::gen::apply(
-      [](MropeSpec s, int heads, std::vector<std::int64_t> t, std::vector<std::int64_t> h, std::vector<std::int64_t> w,
-         std::uint32_t data) {
-        return MropeCase{s, heads, {t, h, w}, data};
-      },
-      mrope_spec(), rc::gen::inRange(1, 4), axis, axis, axis, gen::data_seed());
-}
+rc::Gen<MropeCase> mrope_case_gen(int n);
 
 /// x rotated by the encoder to the given positions (one per token and axis); failure set on
 /// unclean outputs.
@@ -85,3 +59,8 @@ inline std::vector<float> encoder_mrope(Encoder& enc, DType dt, const MropeCase&
 }
 
 }  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once, in properties/mrope_cases.cpp (see erased() in harness/runner.hpp).
+extern template rc::Gen<AnyCase> erased(rc::Gen<props::MropeCase>);
+}  // namespace pecheck

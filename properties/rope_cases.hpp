@@ -12,6 +12,7 @@
 #include "harness/generators.hpp"
 #include "harness/measure.hpp"
 #include "harness/rope_measure.hpp"
+#include "harness/runner.hpp"
 #include "interface/encoder.hpp"
 #include "reference/rope.hpp"
 
@@ -38,30 +39,13 @@ struct RopeCase {
   }
 };
 
-inline rc::Gen<RopeCase> rope_case_gen(rc::Gen<std::vector<std::int64_t>> positions,
-                                       rc::Gen<RopeSpec> spec = gen::rope_spec(256)) {
-  return rc::gen::apply(
-      [](RopeSpec s, int heads, std::vector<std::int64_t> p, std::uint32_t data) {
-        return RopeCase{s, heads, p, data};
-      },
-      spec, rc::gen::inRange(1, 4), positions, gen::data_seed());
-}
+/// A spec (any scaling unless `spec` says otherwise), 1 to 3 heads, the positions and a data seed.
+rc::Gen<RopeCase> rope_case_gen(rc::Gen<std::vector<std::int64_t>> positions,
+                                rc::Gen<RopeSpec> spec = gen::rope_spec(256));
 
 /// A RoPE spec whose scaling is forced to one of `kinds`, its parameters drawn as always (NTK
 /// kinds widen a rotary_dim of 2 to 4).
-inline rc::Gen<RopeSpec> rope_spec_scaled_as(std::vector<RopeScalingKind> kinds) {
-  return rc::gen::mapcat(gen::rope_spec(256), [kinds](RopeSpec s) {
-    return rc::gen::map(rc::gen::elementOf(kinds), [s](RopeScalingKind k) {
-      RopeSpec t = s;
-      t.scaling.kind = k;
-      if (s.rotary_dim < 4 && (k == RopeScalingKind::ntk || k == RopeScalingKind::dynamic_ntk)) {
-        t.rotary_dim = 4;  // NTK's exponent d/(d-2) needs d > 2
-        t.head_dim = std::max(t.head_dim, 4);
-      }
-      return t;
-    });
-  });
-}
+rc::Gen<RopeSpec> rope_spec_scaled_as(std::vector<RopeScalingKind> kinds);
 
 /// x rotated by the encoder to `positions` (one per token); failure set on unclean outputs.
 inline std::vector<float> encoder_rope(Encoder& enc, DType dt, const RopeCase& c, std::vector<float> x,
@@ -132,3 +116,8 @@ inline std::vector<double> rotated_times(const RopeCase& c, const std::vector<fl
 }
 
 }  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once, in properties/rope_cases.cpp (see erased() in harness/runner.hpp).
+extern template rc::Gen<AnyCase> erased(rc::Gen<props::RopeCase>);
+}  // namespace pecheck

@@ -12,7 +12,7 @@ namespace {
 
 /// positions = {a, b, a + b}, all below 2^24; every token of x gets the same position.
 rc::Gen<RopeCase> cases(DType) {
-  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(2, gen::position())), [](RopeCase c) {
+  return rc::gen::map(rope_case_gen(gen::positions(2)), [](RopeCase c) {
     c.positions[1] = std::min(c.positions[1], tol::kMaxPosition - c.positions[0]);
     c.positions.push_back(c.positions[0] + c.positions[1]);
     return c;

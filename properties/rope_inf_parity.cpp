@@ -13,9 +13,7 @@ namespace pecheck::props {
 
 namespace {
 
-rc::Gen<RopeCase> cases(DType) {
-  return rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(2, gen::position()));
-}
+rc::Gen<RopeCase> cases(DType) { return rope_case_gen(gen::positions(2)); }
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   Outcome o;

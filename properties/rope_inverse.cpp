@@ -11,9 +11,7 @@ namespace pecheck::props {
 namespace {
 
 /// One position m per token; the inverse rotates each token by -m.
-rc::Gen<RopeCase> cases(DType) {
-  return rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(2, gen::position()));
-}
+rc::Gen<RopeCase> cases(DType) { return rope_case_gen(gen::positions(2)); }
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   Outcome o{.bound_u = tol::rope_inverse(dt)};

@@ -11,7 +11,7 @@ namespace pecheck::props {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) {
-  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(2, gen::position())), [](RopeCase c) {
+  return rc::gen::map(rope_case_gen(gen::positions(2)), [](RopeCase c) {
     c.spec.layout = RopeLayout::half_split;
     return c;
   });

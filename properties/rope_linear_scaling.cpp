@@ -12,16 +12,14 @@ namespace {
 
 /// An unscaled spec, an integer factor s (kept in spec.scaling) and positions m with s m < 2^24.
 rc::Gen<RopeCase> cases(DType) {
-  return rc::gen::mapcat(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position()),
-                                       gen::rope_spec(256, /*scaled=*/false)),
-                         [](RopeCase c) {
-                           return rc::gen::map(rc::gen::element(2, 3, 4, 8, 16, 40), [c](int s) {
-                             RopeCase t = c;
-                             t.spec.scaling = {.kind = RopeScalingKind::linear, .factor = double(s)};
-                             for (auto& p : t.positions) p = std::min(p, tol::kMaxPosition / s);
-                             return t;
-                           });
-                         });
+  return rc::gen::mapcat(rope_case_gen(gen::positions(3), gen::rope_spec(256, /*scaled=*/false)), [](RopeCase c) {
+    return rc::gen::map(rc::gen::element(2, 3, 4, 8, 16, 40), [c](int s) {
+      RopeCase t = c;
+      t.spec.scaling = {.kind = RopeScalingKind::linear, .factor = double(s)};
+      for (auto& p : t.positions) p = std::min(p, tol::kMaxPosition / s);
+      return t;
+    });
+  });
 }
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {

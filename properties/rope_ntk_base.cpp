@@ -14,8 +14,7 @@ namespace pecheck::props {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) {
-  return rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position()),
-                       rope_spec_scaled_as({RopeScalingKind::ntk, RopeScalingKind::dynamic_ntk}));
+  return rope_case_gen(gen::positions(3), rope_spec_scaled_as({RopeScalingKind::ntk, RopeScalingKind::dynamic_ntk}));
 }
 
 /// The base the rule is equivalent to, formed in long double and rounded once.

@@ -13,13 +13,11 @@ namespace {
 /// n tokens at arbitrary positions, then the offset t as the last entry (all sums below 2^24).
 rc::Gen<RopeCase> cases(DType) {
   return rc::gen::mapcat(rc::gen::inRange(2, 7), [](int n) {
-    return rc::gen::map(
-        rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(static_cast<std::size_t>(n) + 1, gen::position())),
-        [](RopeCase c) {
-          const auto top = *std::max_element(c.positions.begin(), c.positions.end() - 1);
-          c.positions.back() = std::min(c.positions.back(), tol::kMaxPosition - top);
-          return c;
-        });
+    return rc::gen::map(rope_case_gen(gen::positions(static_cast<std::size_t>(n) + 1)), [](RopeCase c) {
+      const auto top = *std::max_element(c.positions.begin(), c.positions.end() - 1);
+      c.positions.back() = std::min(c.positions.back(), tol::kMaxPosition - top);
+      return c;
+    });
   });
 }
 

@@ -14,7 +14,7 @@ namespace {
 
 /// Token 0 at position 0 (R_0 = I); the other tokens anywhere.
 rc::Gen<RopeCase> cases(DType) {
-  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position())), [](RopeCase c) {
+  return rc::gen::map(rope_case_gen(gen::positions(3)), [](RopeCase c) {
     c.positions[0] = 0;
     return c;
   });

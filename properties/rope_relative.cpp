@@ -12,7 +12,7 @@ namespace {
 
 /// positions = {m, n, t}, with m + t and n + t below 2^24; one head.
 rc::Gen<RopeCase> cases(DType) {
-  return rc::gen::map(rope_case_gen(rc::gen::container<std::vector<std::int64_t>>(3, gen::position())), [](RopeCase c) {
+  return rc::gen::map(rope_case_gen(gen::positions(3)), [](RopeCase c) {
     c.heads = 1;
     c.positions[2] = std::min(c.positions[2], tol::kMaxPosition - std::max(c.positions[0], c.positions[1]));
     return c;

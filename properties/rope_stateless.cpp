@@ -16,7 +16,7 @@ using K = RopeScalingKind;
 
 /// Dynamic NTK half the time (where a stateful cache is the known bug), any spec otherwise.
 rc::Gen<RopeCase> cases(DType) {
-  const auto positions = rc::gen::container<std::vector<std::int64_t>>(3, gen::position());
+  const auto positions = gen::positions(3);
   return rc::gen::oneOf(rope_case_gen(positions), rope_case_gen(positions, rope_spec_scaled_as({K::dynamic_ntk})));
 }
 

@@ -23,7 +23,7 @@ rc::Gen<SinusoidalCase> cases(DType) {
         }
         return SinusoidalCase{s, p};
       },
-      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(3, gen::position()),
+      sinusoidal_spec_gen(), gen::positions(3),
       rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, rc::gen::just(1)}, {1, rc::gen::element(0, 2, 3)}}));
 }
 

@@ -14,7 +14,7 @@ rc::Gen<SinusoidalCase> cases(DType) {
       [](SinusoidalSpec s, std::vector<std::int64_t> p) {
         return SinusoidalCase{s, p};
       },
-      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(4, gen::position()));
+      sinusoidal_spec_gen(), gen::positions(4));
 }
 
 Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {

@@ -10,6 +10,7 @@
 
 #include "harness/generators.hpp"
 #include "harness/measure.hpp"
+#include "harness/runner.hpp"
 #include "interface/encoder.hpp"
 
 namespace pecheck::props {
@@ -27,15 +28,7 @@ struct SinusoidalCase {
 };
 
 /// Vaswani's frequencies mostly, fairseq's (base^(-i/(d/2-1))) a third of the time; no padding row.
-inline rc::Gen<SinusoidalSpec> sinusoidal_spec_gen() {
-  return rc::gen::apply(
-      [](int d, double base, SinusoidalLayout l, bool fairseq) {
-        const auto f = fairseq && d >= 4 ? SinusoidalFrequencies::fairseq : SinusoidalFrequencies::vaswani;
-        return SinusoidalSpec{d, base, l, f};
-      },
-      gen::even_dim(256), gen::base(), gen::sinusoidal_layout(),
-      rc::gen::weightedOneOf<bool>({{2, rc::gen::just(false)}, {1, rc::gen::just(true)}}));
-}
+rc::Gen<SinusoidalSpec> sinusoidal_spec_gen();
 
 /// The encoder's rows for the given positions; failure set when an output is not clean.
 inline std::vector<float> encoder_rows(Encoder& enc, DType dt, const SinusoidalSpec& s,
@@ -59,3 +52,8 @@ inline Phasor phasor(const SinusoidalSpec& s, const std::vector<float>& rows, st
 }
 
 }  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once, in properties/sinusoidal_cases.cpp (see erased() in harness/runner.hpp).
+extern template rc::Gen<AnyCase> erased(rc::Gen<props::SinusoidalCase>);
+}  // namespace pecheck

@@ -16,7 +16,7 @@ rc::Gen<SinusoidalCase> cases(DType) {
         s.layout = SinusoidalLayout::interleaved;
         return SinusoidalCase{s, p};
       },
-      sinusoidal_spec_gen(), rc::gen::container<std::vector<std::int64_t>>(3, gen::position()));
+      sinusoidal_spec_gen(), gen::positions(3));
 }
 
 Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {

@@ -1,0 +1,34 @@
+// The RoPE case generators, compiled once: composed RapidCheck generators instantiate its
+// shrinking machinery, which costs each theorem file including them about 4 s (measured).
+#include "properties/rope_cases.hpp"
+
+namespace pecheck::props {
+
+rc::Gen<RopeCase> rope_case_gen(rc::Gen<std::vector<std::int64_t>> positions, rc::Gen<RopeSpec> spec) {
+  return rc::gen::apply(
+      [](RopeSpec s, int heads, std::vector<std::int64_t> p, std::uint32_t data) {
+        return RopeCase{s, heads, p, data};
+      },
+      spec, rc::gen::inRange(1, 4), positions, gen::data_seed());
+}
+
+rc::Gen<RopeSpec> rope_spec_scaled_as(std::vector<RopeScalingKind> kinds) {
+  return rc::gen::mapcat(gen::rope_spec(256), [kinds](RopeSpec s) {
+    return rc::gen::map(rc::gen::elementOf(kinds), [s](RopeScalingKind k) {
+      RopeSpec t = s;
+      t.scaling.kind = k;
+      if (s.rotary_dim < 4 && (k == RopeScalingKind::ntk || k == RopeScalingKind::dynamic_ntk)) {
+        t.rotary_dim = 4;  // NTK's exponent d/(d-2) needs d > 2
+        t.head_dim = std::max(t.head_dim, 4);
+      }
+      return t;
+    });
+  });
+}
+
+}  // namespace pecheck::props
+
+namespace pecheck {
+// The case type erased once for every theorem file (see erased() in harness/runner.hpp).
+template rc::Gen<AnyCase> erased(rc::Gen<props::RopeCase>);
+}  // namespace pecheck
