@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <type_traits>
 
 #include "cli/commands.hpp"
 #include "dump/npy.hpp"
@@ -129,6 +131,36 @@ int golden(const GoldenOptions& g) {
     s.base = number("base", take("base", "10000"));
     const double factor = number("linear", take("linear", "1"));
     if (factor != 1) s.scaling = {.kind = RopeScalingKind::linear, .factor = factor};
+    // HF's rope_scaling, as rope_type=llama3,factor=8,...: written to the manifest verbatim.
+    nlohmann::json rope_scaling;
+    if (const std::string type = take("rope_type", ""); !type.empty()) {
+      const std::map<std::string, RopeScalingKind> kinds = {{"linear", RopeScalingKind::linear},
+                                                            {"dynamic", RopeScalingKind::dynamic_ntk},
+                                                            {"ntk", RopeScalingKind::ntk},
+                                                            {"yarn", RopeScalingKind::yarn},
+                                                            {"llama3", RopeScalingKind::llama3}};
+      if (!kinds.contains(type) || factor != 1)
+        throw UsageError(
+            fmt::format("--convention: rope_type '{}' must be one of linear, dynamic, ntk, yarn, llama3, "
+                        "without linear=",
+                        type));
+      RopeScaling& sc = s.scaling;
+      sc = {.kind = kinds.at(type), .factor = number("factor", take("factor", "1"))};
+      rope_scaling = {{"rope_type", type}, {"factor", sc.factor}};
+      auto optional = [&](const char* key, auto& field) {
+        if (const std::string v = take(key, ""); !v.empty()) {
+          field = static_cast<std::remove_reference_t<decltype(field)>>(number(key, v));
+          rope_scaling[key] = field;
+        }
+      };
+      optional("original_max_position_embeddings", sc.original_max_position);
+      optional("low_freq_factor", sc.low_freq_factor);
+      optional("high_freq_factor", sc.high_freq_factor);
+      optional("beta_fast", sc.beta_fast);
+      optional("beta_slow", sc.beta_slow);
+      if (const std::string v = take("seq_len", ""); !v.empty())  // dynamic NTK's length: not HF config
+        sc.seq_len = static_cast<std::int64_t>(number("seq_len", v));
+    }
     if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for rope", kv.begin()->first));
     if (g.heads < 1) throw UsageError(fmt::format("--heads must be >= 1, got {}", g.heads));
     try {
@@ -138,6 +170,7 @@ int golden(const GoldenOptions& g) {
     }
     convention = {{"layout", layout_name(s.layout)}, {"rotary_dim", s.rotary_dim}, {"base", s.base}};
     if (factor != 1) convention["linear_factor"] = factor;
+    if (!rope_scaling.is_null()) convention["rope_scaling"] = rope_scaling;
     const std::size_t count =
         static_cast<std::size_t>(n) * static_cast<std::size_t>(g.heads) * static_cast<std::size_t>(g.dim);
     std::mt19937_64 rng(g.seed);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -24,8 +25,40 @@ using namespace dumpcheck;
 struct Checked {
   Dump dump;
   std::string convention;
+  nlohmann::json reading;  ///< RoPE: the convention as fields, and every rule tried
   std::vector<Measurement> measurements;
 };
+
+nlohmann::json spec_json(const RopeSpec& s) {
+  const RopeScaling& sc = s.scaling;
+  nlohmann::json j = {{"layout", layout_name(s.layout)}, {"head_dim", s.head_dim},
+                      {"rotary_dim", s.rotary_dim},      {"base", s.base},
+                      {"rule", scaling_name(sc.kind)},   {"magnitude", s.magnitude()}};
+  if (sc.kind != RopeScalingKind::none) j["factor"] = sc.factor;
+  if (sc.kind == RopeScalingKind::dynamic_ntk || sc.kind == RopeScalingKind::yarn || sc.kind == RopeScalingKind::llama3)
+    j["original_max_position"] = sc.original_max_position;
+  if (sc.kind == RopeScalingKind::dynamic_ntk) j["seq_len"] = sc.seq_len;
+  if (sc.kind == RopeScalingKind::yarn) j["beta_fast"] = sc.beta_fast, j["beta_slow"] = sc.beta_slow;
+  if (sc.kind == RopeScalingKind::llama3)
+    j["low_freq_factor"] = sc.low_freq_factor, j["high_freq_factor"] = sc.high_freq_factor;
+  return j;
+}
+
+/// The reading as fields: the named spec (null when no rule explains the pairs), whether it is
+/// ambiguous, the measured magnitude, and every rule tried with its worst pair.
+nlohmann::json reading_json(const RuleReading& r) {
+  nlohmann::json tried = nlohmann::json::array();
+  for (const RuleCandidate& c : r.tried)
+    tried.push_back({{"rule", scaling_name(c.spec.scaling.kind)},
+                     {"explains", c.explains},
+                     {"worst_in_tolerances", std::isfinite(c.worst) ? nlohmann::json(c.worst) : nlohmann::json()},
+                     {"worst_pair", c.worst_pair},
+                     {"text", c.text}});
+  return {{"spec", r.spec ? spec_json(*r.spec) : nlohmann::json()},
+          {"ambiguous", r.ambiguous},
+          {"measured_magnitude", r.gain},
+          {"tried", tried}};
+}
 
 /// The agreement result when no convention fits: a finding about the encoder.
 Measurement no_fit(const std::string& property, const Dump& d, const FitError& e) {
@@ -44,8 +77,10 @@ Checked check(Dump d) {
     try {
       const RopeFit f = fit_rope(d);
       c.convention = f.text;
+      c.reading = reading_json(f.reading);
       c.measurements = {rope_agreement(d, f.spec), rope_norms(d, f.spec)};
     } catch (const FitError& e) {
+      if (e.reading) c.reading = reading_json(*e.reading);
       const RopeSpec pairing = fit_rope_pairing(d);
       c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
                                  layout_name(pairing.layout), pairing.rotary_dim);
@@ -133,6 +168,7 @@ int validate_dump(VerifyOptions o) {
                              .counterexample = m.holds() ? "" : m.where});
       extras.push_back(
           {{"dump", c.dump.dir}, {"convention", c.convention}, {"where", m.where}, {"octaves", octaves_json(m)}});
+      if (!c.reading.is_null()) extras.back()["reading"] = c.reading;
     }
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -118,7 +118,9 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s) {
 Measurement rope_norms(const Dump& d, const RopeSpec& s) {
   const std::size_t D = static_cast<std::size_t>(d.width);
   const double u = unit_roundoff(d.dtype);
-  // | |y_p| - |x_p| | <= |y_p - R x_p| <= 2u |x_p|: the agreement bound also bounds the norm.
+  // | |y_p| - g |x_p| | <= |y_p - g R x_p| <= 2u g |x_p|: the agreement bound also bounds the
+  // norm (g: YaRN's attention factor on the rotated pairs, else 1).
+  const double g = s.magnitude();
   Recorder rec("rope.orthogonal", tol::rope_pair(d.dtype));
   for (std::size_t t = 0; t < d.tokens(); ++t) rec.count_token(d.positions[t]);
   for (std::size_t base = 0; base < d.x.size(); base += D) {
@@ -127,13 +129,16 @@ Measurement rope_norms(const Dump& d, const RopeSpec& s) {
       const auto [ia, ib] = ref::rope_pair(s, p);
       const std::size_t a = base + static_cast<std::size_t>(ia), b = base + static_cast<std::size_t>(ib);
       const double nx = pair_norm(d.x[a], d.x[b]), ny = pair_norm(d.y[a], d.y[b]);
-      rec.offer(d.positions[t], std::fabs(ny - nx) / (u * std::max(nx, min_normal(d.dtype))), std::fabs(ny - nx), [&] {
-        return fmt::format("position {} (token {}), dims ({},{}): |x| = {:.9g}, |y| = {:.9g}", d.positions[t], t, ia,
-                           ib, nx, ny);
-      });
+      rec.offer(d.positions[t], std::fabs(ny - g * nx) / (u * g * std::max(nx, min_normal(d.dtype))),
+                std::fabs(ny - g * nx), [&] {
+                  return fmt::format("position {} (token {}), dims ({},{}): |x| = {:.9g}, |y| = {:.9g}{}",
+                                     d.positions[t], t, ia, ib, nx, ny,
+                                     g != 1 ? fmt::format(" (expected {:.9g} |x|)", g) : "");
+                });
     }
   }
-  return rec.finish("norm preservation (a rotation keeps each pair's length)");
+  return rec.finish(g != 1 ? fmt::format("norm scaling (each pair's length times {:.6g})", g)
+                           : "norm preservation (a rotation keeps each pair's length)");
 }
 
 Measurement sinusoidal_agreement(const Dump& d, const SinusoidalSpec& s) {

@@ -8,6 +8,7 @@
 #include <numbers>
 
 #include "dump/array.hpp"
+#include "dumpcheck/rope_rules.hpp"
 
 namespace pecheck::dumpcheck {
 
@@ -178,9 +179,10 @@ RopeFit fit_rope(const Dump& d) {
   RopeFit f;
   f.spec = fit_rope_pairing(d);
   const std::size_t pairs = static_cast<std::size_t>(f.spec.rotary_dim / 2);
-  // Each pair's angle at each position, then its frequency.
-  std::vector<std::optional<std::pair<double, std::int64_t>>> freqs(pairs);
-  std::vector<double> t(pairs);
+  // Each pair's angle at each position, then its frequency; and the magnitude the rotated pairs
+  // carry (YaRN's attention factor), as sqrt(sum |y|^2 / sum |x|^2) over every rotated pair.
+  std::vector<PairFrequency> freqs(pairs);
+  double norm_x = 0, norm_y = 0;
   for (std::size_t p = 0; p < pairs; ++p) {
     const std::size_t ia = f.spec.layout == RopeLayout::interleaved ? 2 * p : p;
     const std::size_t ib = f.spec.layout == RopeLayout::interleaved ? 2 * p + 1 : p + pairs;
@@ -190,44 +192,38 @@ RopeFit fit_rope(const Dump& d) {
         const std::size_t base = (tok * H + h) * D;
         const double x1 = d.x[base + ia], x2 = d.x[base + ib], y1 = d.y[base + ia], y2 = d.y[base + ib];
         const double n2 = x1 * x1 + x2 * x2;
+        norm_x += n2, norm_y += y1 * y1 + y2 * y2;
         auto& slot = best[d.positions[tok]];
         if (n2 > slot.first) slot = {n2, std::atan2(x1 * y2 - x2 * y1, x1 * y1 + x2 * y2)};
       }
     Angles angles;
     for (const auto& [pos, v] : best)
       if (v.first > 0) angles[pos] = v.second;
-    freqs[p] = unwrap(angles);
-    t[p] = 2.0 * double(p) / double(f.spec.rotary_dim);
+    if (const auto w = unwrap(angles)) freqs[p] = {w->first, w->second};
   }
+  const double gain = norm_x > 0 ? std::sqrt(norm_y / norm_x) : 1.0;
+  const bool any = std::any_of(freqs.begin(), freqs.end(), [](const PairFrequency& q) { return q.measured(); });
+  if (!any)
+    throw FitError(
+        "the frequencies cannot be fitted: no pair turns measurably by a position below 3 (a dump needs tokens at "
+        "positions 1 or 2, or the manifest must state the convention)");
   // One pair turns at 1/factor whatever the base: the base is then no part of the convention.
   const bool base_free = pairs == 1 && !d.rope.base;
-  const bool base_stated = d.rope.base.has_value() || base_free, factor_stated = d.rope.linear_factor.has_value();
-  double base = d.rope.base.value_or(10000), factor = d.rope.linear_factor.value_or(1);
-  if (!base_stated || !factor_stated) {
-    // ln w_p = -ln(factor) - t_p ln(base)
-    const Line line =
-        fit_log_frequencies(freqs, t, d.dtype, base_stated ? std::optional(-std::log(base)) : std::nullopt,
-                            factor_stated ? std::optional(-std::log(factor)) : std::nullopt);
-    f.fitted_base = std::exp(-line.slope);
-    f.fitted_factor = std::exp(-line.intercept);
-    // ln base = -slope, ln factor = -intercept: their standard errors are relative errors.
-    if (!base_stated) base = snap(f.fitted_base, line.slope_error);
-    if (!factor_stated) factor = snap(f.fitted_factor, line.intercept_error);
+  StatedRope stated = d.rope;
+  if (base_free) stated.base = 10000;
+  RuleReading r = read_rope_rule(freqs, gain, f.spec, stated, d.dtype);
+  if (base_free) {
+    const std::string stated_base = "base 10000 (stated)";
+    if (const auto at = r.text.find(stated_base); at != std::string::npos)
+      r.text.replace(at, stated_base.size(), "any base (one pair turns at 1/factor whatever the base)");
   }
-  if (!(base > 1))
-    throw FitError(
-        fmt::format("no RoPE fits: the fitted base {:.6g} is not above 1 (the pairs do not turn at "
-                    "frequencies base^(-2i/d))",
-                    base));
-  f.spec.base = base;
-  if (factor != 1) f.spec.scaling = {.kind = RopeScalingKind::linear, .factor = factor};
-  if (!(factor >= 1)) throw FitError(fmt::format("no RoPE fits: the fitted linear factor {:.6g} is below 1", factor));
-  f.text = fmt::format(
-      "RoPE {}, rotary_dim {} of {}{}, base {}, {}", layout_name(f.spec.layout), f.spec.rotary_dim, d.width,
-      d.rope.rotary_dim ? " (stated)" : "",
-      base_free ? "any (one pair turns at 1/factor whatever the base)" : fitted(base, f.fitted_base, base_stated),
-      factor == 1 ? std::string("no scaling")
-                  : fmt::format("linear scaling by {}", fitted(factor, f.fitted_factor, factor_stated)));
+  const std::string pairing = fmt::format("RoPE {}, rotary_dim {} of {}{}", layout_name(f.spec.layout),
+                                          f.spec.rotary_dim, d.width, d.rope.rotary_dim ? " (stated)" : "");
+  if (!r.spec) throw FitError(fmt::format("{}: {}", pairing, r.text), r);
+  f.spec = *r.spec;
+  f.reading = r;
+  f.measured = freqs;
+  f.text = fmt::format("{}, {}", pairing, r.text);
   if (d.rope.layout) f.text += " (layout stated)";
   return f;
 }

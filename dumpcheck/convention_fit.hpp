@@ -1,19 +1,23 @@
 // Convention detection: which member of a family a dump's encoder is, found from the data alone
-// by fitting it (RoPE: layout, rotary_dim, base, linear factor; sinusoid: layout, base), with
-// every field the manifest states kept as stated.
+// by fitting it (RoPE: layout, rotary_dim, base, the scaling rule and its parameters, see
+// dumpcheck/rope_rules.hpp; sinusoid: layout, base), with every field the manifest states kept
+// as stated.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "dumpcheck/dump_set.hpp"
+#include "dumpcheck/rope_rules.hpp"
 
 namespace pecheck::dumpcheck {
 
 struct RopeFit {
   RopeSpec spec;
-  double fitted_base = 0, fitted_factor = 1;  ///< the raw fit, before rounding to a round value
-  std::string text;                           ///< "RoPE half-split, rotary_dim 64 of 128, base 5e+05 (fit 500003)"
+  RuleReading reading;                  ///< every scaling rule tried, and how well each explains the pairs
+  std::vector<PairFrequency> measured;  ///< each rotated pair's frequency as the dump gives it
+  std::string text;  ///< "RoPE half_split, rotary_dim 64 of 128, base 500000 (fit 500003.1), no scaling"
 };
 
 struct SinusoidalFit {
@@ -26,6 +30,8 @@ struct SinusoidalFit {
 /// nothing is stated): a finding about the encoder, not bad input.
 struct FitError : std::runtime_error {
   using std::runtime_error::runtime_error;
+  FitError(const std::string& what, RuleReading r) : std::runtime_error(what), reading(std::move(r)) {}
+  std::optional<RuleReading> reading;  ///< RoPE: every rule tried, when the pairs were measured
 };
 
 /// RoPE's rotary_dim (the dims past it come out bitwise unchanged) and layout (the pairing that

@@ -11,6 +11,7 @@
 
 #include "dump/npy.hpp"
 #include "dump/safetensors.hpp"
+#include "dumpcheck/rope_manifest.hpp"
 
 namespace pecheck::dumpcheck {
 
@@ -69,6 +70,15 @@ std::vector<double> floats(const dump::Array& a, const std::string& role) {
     throw FormatError(
         fmt::format("{}: {} must be a floating-point array, got {}", a.name, role, dump::element_type_name(a.type)));
   return a.values;
+}
+
+/// Values the declared dtype cannot hold mean the dump is not what the manifest says (fp32 data
+/// declared bf16 would be checked against a looser bound than its own).
+void require_representable(const std::vector<double>& v, DType dt, const std::string& name) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (std::isfinite(v[i]) && static_cast<double>(round_to(dt, v[i])) != v[i])
+      throw FormatError(fmt::format("{}: element {} ({:.9g}) is not a {} value, but the manifest declares dtype {}",
+                                    name, i, v[i], dtype_name(dt), dtype_name(dt)));
 }
 
 std::vector<std::int64_t> positions_of(const dump::Array& a, std::size_t expected) {
@@ -156,26 +166,9 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   const auto p = positions_of(pa, static_cast<std::size_t>(shared ? n : batch * n));
   for (std::int64_t b = 0; b < batch; ++b)
     for (std::int64_t t = 0; t < n; ++t) d.positions.push_back(p[static_cast<std::size_t>(shared ? t : b * n + t)]);
-  if (m.contains("convention")) {
-    const Json& c = m.at("convention");
-    if (c.contains("layout")) {
-      const auto l = field<std::string>(c, "layout", where);
-      if (l != "interleaved" && l != "half_split")
-        throw FormatError(fmt::format("{}: RoPE layout must be interleaved or half_split, got '{}'", where, l));
-      d.rope.layout = l == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
-    }
-    if (c.contains("rotary_dim")) d.rope.rotary_dim = field<int>(c, "rotary_dim", where);
-    if (c.contains("base")) d.rope.base = field<double>(c, "base", where);
-    if (c.contains("linear_factor")) d.rope.linear_factor = field<double>(c, "linear_factor", where);
-    RopeSpec check{
-        .head_dim = d.width, .rotary_dim = d.rope.rotary_dim.value_or(d.width), .base = d.rope.base.value_or(10000)};
-    if (d.rope.linear_factor) check.scaling = {.kind = RopeScalingKind::linear, .factor = *d.rope.linear_factor};
-    try {
-      check.validate();
-    } catch (const std::invalid_argument& e) {
-      throw FormatError(fmt::format("{}: convention: {}", where, e.what()));
-    }
-  }
+  if (m.contains("convention")) d.rope = read_rope_convention(m.at("convention"), d.width, where);
+  require_representable(d.x, d.dtype, xa.name);
+  require_representable(d.y, d.dtype, ya.name);
 }
 
 void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {
@@ -188,6 +181,7 @@ void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {
   if (n == 0 || w < 2 || w % 2 != 0)
     throw FormatError(fmt::format("{}: table of {} x {}: need rows and an even d_model", ta.name, n, w));
   d.y = floats(ta, "table");
+  require_representable(d.y, d.dtype, ta.name);
   d.width = static_cast<int>(w);
   if (arrays.contains("positions")) {
     d.positions =
@@ -238,6 +232,9 @@ void load_learned(const Json& m, ArrayReader& r, Dump& d) {
   d.y = floats(ya, "y");
   require_finite(d.table, ta.name);
   require_finite(d.x, xa.name);
+  require_representable(d.table, d.dtype, ta.name);
+  require_representable(d.x, d.dtype, xa.name);
+  require_representable(d.y, d.dtype, ya.name);
   d.max_len = static_cast<int>(ta.shape[0]);
   d.width = static_cast<int>(ta.shape[1]);
   d.positions =

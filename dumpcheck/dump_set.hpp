@@ -19,8 +19,14 @@ enum class Kind { rope, sinusoidal, learned };
 struct StatedRope {
   std::optional<RopeLayout> layout;
   std::optional<int> rotary_dim;
-  std::optional<double> base;
-  std::optional<double> linear_factor;  ///< 1: no scaling
+  std::optional<double> base;  ///< "base" or HF's "rope_theta"
+  /// The scaling rule and its parameters (HF's rope_scaling, or pecheck's "linear_factor"): each
+  /// only when stated; the rest are fitted.
+  std::optional<RopeScalingKind> rule;
+  std::optional<double> factor;
+  std::optional<std::int64_t> original_max_position;
+  std::optional<double> low_freq_factor, high_freq_factor;  ///< Llama 3
+  std::optional<double> beta_fast, beta_slow;               ///< YaRN
 };
 struct StatedSinusoidal {
   std::optional<SinusoidalLayout> layout;

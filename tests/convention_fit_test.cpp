@@ -78,6 +78,16 @@ RC_GTEST_PROP(ConventionFit, ropeConventionIsFoundAgain, ()) {
   ref::rope_apply<double>(s, d.heads, d.positions, y);
   for (double v : y) d.y.push_back(round_to(d.dtype, v));
 
+  if (s.rotary_dim == 4 && s.scaling.kind == RopeScalingKind::linear) {
+    // Two pairs, two parameters (base, factor): any two frequencies fit, so nothing confirms it.
+    try {
+      fit_rope(d);
+      RC_FAIL("two pairs read as linear RoPE, which they cannot confirm");
+    } catch (const FitError& e) {
+      RC_ASSERT(std::string(e.what()).find("cannot confirm") != std::string::npos);
+    }
+    return;
+  }
   const RopeFit f = fit_rope(d);
   RC_LOG() << s.describe() << " " << dtype_name(d.dtype) << " fitted: " << f.text << "\n";
   RC_ASSERT(f.spec.rotary_dim == s.rotary_dim);

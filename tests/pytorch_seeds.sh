@@ -20,7 +20,8 @@ has() { grep -qF -- "$1" "$tmp/out" || fail "the report lacks: $1"; }
 # apply_rope: a correct interleaved RoPE, base 10000, whose fp32 angles lose accuracy with position.
 has "convention: RoPE interleaved, rotary_dim 64 of 64, base 10000 (fit"
 # RotaryPositionalEmbedding: cos(sin(.)) is no rotation, and no RoPE convention fits it.
-has "convention: none fits (the pairs' frequencies are not geometric"
+has "convention: none fits (RoPE"
+has "no known rule explains every pair; nearest:"
 # LearnedPositionalEncoding: exact inside its table, refuses positions past it.
 has "positions >= max_len = 5000 fail (IndexError"
 # PositionalEncoding: the fp32 table, off by ~3.9e-4 up to position 5000.

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# validate --dump reads every scaling rule, and speaks HF: golden dumps of Llama 3, YaRN, dynamic
+# NTK and linear RoPE validate with the convention stated in HF's words (rope_theta,
+# partial_rotary_factor, rope_scaling verbatim) and with it left to the fit, which must name the
+# rule and its parameters (text and JSON fields); a manifest key outside the vocabulary, a rule
+# the catalogue lacks, and data the declared dtype cannot hold are one line and exit 2.
+set -euo pipefail
+: "${PECHECK:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+py=/usr/bin/python3  # Debian's, whatever else is first on PATH
+expect() {  # expect STATUS NAME -- command...
+  local want=$1 name=$2 rc=0
+  shift 3
+  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
+  [ "$rc" = "$want" ] || { cat "$tmp/$name.out" "$tmp/$name.err"; fail "$name: exit $rc, expected $want"; }
+}
+edit() { "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); exec(sys.argv[2]); json.dump(m, open(p,'w'))" "$1/manifest.json" "$2"; }
+positions=0:70,100:8192:97,8192:1000000:4099,4000000,16777215
+
+# 1. Each rule: stated in HF's words it validates; unstated, the fit names it with its parameters.
+n=0
+while read -r dtype convention want; do
+  n=$((n + 1))
+  d="$tmp/r$n"
+  expect 0 "golden$n" -- "$PECHECK" golden --family rope --dim 128 --heads 1 --dtype "$dtype" \
+    --convention "$convention" --positions "$positions" --out "$d"
+  # HF's words: rope_theta for base, partial_rotary_factor for rotary_dim, head_dim.
+  edit "$d" "c=m['convention']; c['rope_theta']=c.pop('base'); c['partial_rotary_factor']=c.pop('rotary_dim')/128; c['head_dim']=128"
+  expect 0 "stated$n" -- "$PECHECK" validate --dump "$d" --quiet
+  edit "$d" "m.pop('convention')"
+  expect 0 "fit$n" -- "$PECHECK" validate --dump "$d" --quiet --json "$tmp/fit$n.json"
+  grep -qF -- "$want" "$tmp/fit$n.out" || { cat "$tmp/fit$n.out"; fail "fit$n: expected '$want'"; }
+done <<'EOF'
+f32 layout=half_split,base=500000,rope_type=llama3,factor=8,low_freq_factor=1,high_freq_factor=4,original_max_position_embeddings=8192 Llama 3 scaling by 8, low_freq_factor 1, high_freq_factor 4
+bf16 layout=half_split,base=500000,rope_type=llama3,factor=8,low_freq_factor=1,high_freq_factor=4,original_max_position_embeddings=8192 Llama 3 scaling by 8, low_freq_factor 1, high_freq_factor 4
+f32 layout=half_split,base=10000,rope_type=yarn,factor=4,original_max_position_embeddings=4096 YaRN scaling by 4
+bf16 layout=interleaved,rotary_dim=64,base=10000,rope_type=linear,factor=4 linear scaling by 4 (fit
+EOF
+"$py" - "$tmp/fit1.json" "$tmp/fit3.json" <<'PY'
+import json, sys
+llama = json.load(open(sys.argv[1]))["results"][0]["reading"]
+spec = llama["spec"]
+assert spec["rule"] == "llama3" and spec["factor"] == 8 and spec["base"] == 500000, spec
+assert spec["low_freq_factor"] == 1 and spec["high_freq_factor"] == 4, spec
+assert not llama["ambiguous"] and any(t["rule"] == "none" and not t["explains"] for t in llama["tried"]), llama
+yarn = json.load(open(sys.argv[2]))["results"][0]["reading"]
+assert yarn["spec"]["rule"] == "yarn" and abs(yarn["measured_magnitude"] - 1.1386294) < 1e-6, yarn
+PY
+
+# 2. Dynamic NTK: plain RoPE at a larger base when nothing is stated; its length when HF's
+#    rope_scaling and rope_theta are.
+d="$tmp/dyn"
+expect 0 gdyn -- "$PECHECK" golden --family rope --dim 128 --heads 1 --convention \
+  layout=half_split,base=10000,rope_type=dynamic,factor=4,original_max_position_embeddings=2048,seq_len=8192 \
+  --positions "$positions" --out "$d"
+edit "$d" "m['convention']={'rope_theta': 10000, 'rope_scaling': {'rope_type': 'dynamic', 'factor': 4, 'original_max_position_embeddings': 2048}}"
+expect 0 dyn -- "$PECHECK" validate --dump "$d" --quiet
+grep -qF "dynamic NTK, factor 4, L0 2048, at length L = 8192" "$tmp/dyn.out" || { cat "$tmp/dyn.out"; fail "dynamic NTK's length not read"; }
+
+# 3. A stated rule the data contradicts is said, and fails.
+d="$tmp/r1"
+edit "$d" "m['convention']={'rope_theta': 500000, 'rope_scaling': {'rope_type': 'linear', 'factor': 8}}"
+expect 1 contradicted -- "$PECHECK" validate --dump "$d" --quiet
+grep -qF "the stated linear scaling does not explain the pairs; they read as" "$tmp/contradicted.out" ||
+  { cat "$tmp/contradicted.out"; fail "the contradiction is not said"; }
+
+# 4. Malformed or unsupported statements: one line, exit 2.
+malformed() {  # malformed NAME PYTHON-EDIT TEXT
+  rm -rf "$tmp/m"
+  cp -r "$tmp/r4" "$tmp/m"
+  edit "$tmp/m" "$2"
+  expect 2 "$1" -- "$PECHECK" validate --dump "$tmp/m" --json "$tmp/$1.json"
+  [ "$(wc -l <"$tmp/$1.err")" = 1 ] || { cat "$tmp/$1.err"; fail "$1: stderr is not one line"; }
+  grep -qF -- "$3" "$tmp/$1.err" || { cat "$tmp/$1.err"; fail "$1: stderr lacks: $3"; }
+  [ ! -e "$tmp/$1.json" ] || fail "$1: a report was written"
+}
+malformed flatkey "m['convention']={'rope_type': 'llama3', 'factor': 8}" 'unknown key "factor"'
+malformed scalingkey "m['convention']={'rope_scaling': {'rope_type': 'yarn', 'factor': 4, 'beta': 2}}" 'unknown key "beta"'
+malformed longrope "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'factor': 4}}" "not in pecheck's catalogue yet"
+malformed mscale "m['convention']={'rope_scaling': {'rope_type': 'yarn', 'factor': 4, 'mscale': 0.707, 'mscale_all_dim': 1}}" "YaRN attention factor"
+malformed headdim "m['convention']={'head_dim': 64}" "convention head_dim 64"
+malformed partial "m['convention']={'rotary_dim': 64, 'partial_rotary_factor': 0.25}" "contradicts partial_rotary_factor"
+malformed nofactor "m['convention']={'rope_scaling': {'rope_type': 'llama3'}}" 'needs "factor"'
+malformed notbf16 "m['arrays']['y']='y_f64.npy'" "is not a bf16 value"
+echo "dump_rules: all expectations held ($n rules read)"
