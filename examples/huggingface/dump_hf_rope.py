@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Runs transformers' own RoPE, for every rope_type it ships, on generated queries and writes one
+dump per case for `pecheck validate --dump`, with no convention stated: pecheck must read the
+rule and its parameters from the data.
+
+    python3 -m venv --system-site-packages venv && venv/bin/pip install transformers==4.49.0
+    venv/bin/python examples/huggingface/dump_hf_rope.py OUT
+    build/pecheck validate --dump OUT --json r.json
+
+transformers 4.49.0 is the newest that imports on Debian 12's torch 1.13. The cases are the
+ones a user would meet: LlamaRotaryEmbedding + apply_rotary_pos_emb under the default rule at
+two bases, linear, dynamic, YaRN and Llama 3 scaling, in f32 and bf16; GPT-NeoX's partial
+rotary. Each dump's expected reading is in expected.json beside them (tests/huggingface.sh).
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+from transformers.models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
+from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb as neox_apply
+from transformers.models.llama.configuration_llama import LlamaConfig
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+
+HEADS, HEAD_DIM = 2, 128
+# Every position below 64, then sparser out to 131071: what the frequency fit and the octave
+# profile need. Dynamic NTK reads max(position_ids) + 1 as its length.
+POSITIONS = sorted(set(range(64)) | set(range(64, 8192, 61)) | set(range(8192, 131072, 4099)) | {131071})
+
+
+def dump(out, name, encoder, dtype, x, y, expected):
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    to_np = (lambda t: t.view(torch.int16).numpy().view(np.uint16)) if dtype == "bf16" else (lambda t: t.numpy())
+    np.save(os.path.join(d, "x.npy"), to_np(x))
+    np.save(os.path.join(d, "y.npy"), to_np(y))
+    np.save(os.path.join(d, "positions.npy"), np.array(POSITIONS, dtype=np.int64))
+    manifest = {"encoder": encoder, "family": "rope", "dtype": dtype, "axes": "bhnd",
+                "arrays": {"x": "x.npy", "y": "y.npy", "positions": "positions.npy"}}
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    print(f"wrote {d}: {encoder}")
+    return {name: expected}
+
+
+def queries(dtype):
+    g = torch.Generator().manual_seed(11)
+    x = torch.rand(1, HEADS, len(POSITIONS), HEAD_DIM, generator=g) * 2 - 1
+    return x.to(torch.bfloat16 if dtype == "bf16" else torch.float32)
+
+
+def llama(out, name, rope_theta, rope_scaling, dtype, expected):
+    config = LlamaConfig(hidden_size=HEADS * HEAD_DIM, num_attention_heads=HEADS, rope_theta=rope_theta,
+                         rope_scaling=rope_scaling, max_position_embeddings=8192)
+    rope = LlamaRotaryEmbedding(config=config)
+    x = queries(dtype)
+    position_ids = torch.tensor([POSITIONS])
+    cos, sin = rope(x, position_ids)
+    y, _ = apply_rotary_pos_emb(x, x, cos, sin)
+    rule = (rope_scaling or {}).get("rope_type", "default")
+    return dump(out, name, f"HF LlamaRotaryEmbedding {rule} base {rope_theta:g} ({dtype})", dtype, x, y, expected)
+
+
+def neox(out, dtype):
+    config = GPTNeoXConfig(hidden_size=HEADS * HEAD_DIM, num_attention_heads=HEADS, rotary_pct=0.25,
+                           max_position_embeddings=8192)
+    rope = GPTNeoXRotaryEmbedding(config=config)
+    x = queries(dtype)
+    cos, sin = rope(x, torch.tensor([POSITIONS]))
+    rot = cos.shape[-1]
+    y_rot, _ = neox_apply(x[..., :rot], x[..., :rot], cos, sin)
+    y = torch.cat((y_rot, x[..., rot:]), dim=-1)
+    return dump(out, f"neox-partial-{dtype}", f"HF GPT-NeoX rotary_pct 0.25 ({dtype})", dtype, x, y,
+                {"rule": "none", "base": 10000, "rotary_dim": 32})
+
+
+def main(out):
+    expected = {}
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 8192}
+    for dtype in ("f32", "bf16"):
+        expected |= llama(out, f"default-1e4-{dtype}", 10000.0, None, dtype, {"rule": "none", "base": 10000})
+        expected |= llama(out, f"default-5e5-{dtype}", 500000.0, None, dtype, {"rule": "none", "base": 500000})
+        expected |= llama(out, f"llama3-{dtype}", 500000.0, llama3, dtype,
+                          {"rule": "llama3", "base": 500000, "factor": 8, "low_freq_factor": 1, "high_freq_factor": 4})
+        expected |= neox(out, dtype)
+    expected |= llama(out, "linear-x4-f32", 10000.0, {"rope_type": "linear", "factor": 4.0}, "f32",
+                      {"rule": "linear", "base": 10000, "factor": 4})
+    # Dynamic NTK at length 131072 over L0 8192, factor 4: plain RoPE at base 1e4 (4 * 16 - 3)^(128/126).
+    expected |= llama(out, "dynamic-x4-f32", 10000.0, {"rope_type": "dynamic", "factor": 4.0}, "f32",
+                      {"rule": "none", "base": 10000 * 61 ** (128 / 126)})
+    # transformers 4.49 takes YaRN's original context from max_position_embeddings (8192 here).
+    expected |= llama(out, "yarn-x4-f32", 10000.0, {"rope_type": "yarn", "factor": 4.0}, "f32",
+                      {"rule": "yarn", "base": 10000, "factor": 4})
+    with open(os.path.join(out, "expected.json"), "w") as f:
+        json.dump(expected, f, indent=2)
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    main(sys.argv[1])

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# transformers' own RoPE for every rope_type (examples/huggingface/dump_hf_rope.py) dumped with no
+# convention stated: validate --dump must read each rule and its parameters as expected.json says
+# (the rule, the base within 1e-6, the factor, Llama 3's frequency factors), and YaRN's attention
+# factor. Skipped (exit 77) when scripts/hf-venv could not provide transformers.
+set -euo pipefail
+src=$1
+: "${PECHECK:?}"
+if [ -z "${PECHECK_HF_PYTHON:-}" ]; then
+  echo "SKIP: no python with transformers (PECHECK_HF_PYTHON unset: scripts/hf-venv failed or was not run)"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$PECHECK_HF_PYTHON" "$src/examples/huggingface/dump_hf_rope.py" "$tmp/dumps" >/dev/null 2>"$tmp/py.err" ||
+  { cat "$tmp/py.err"; echo "FAIL: dump_hf_rope.py"; exit 1; }
+rc=0
+"$PECHECK" validate --dump "$tmp/dumps" --quiet --json "$tmp/r.json" >"$tmp/out" || rc=$?
+grep -E "^dump|convention:" "$tmp/out"
+[ "$rc" -le 1 ] || { cat "$tmp/out"; echo "FAIL: validate exited $rc"; exit 1; }
+/usr/bin/python3 - "$tmp/r.json" "$tmp/dumps/expected.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+expected = json.load(open(sys.argv[2]))
+read = {r["dump"].rsplit("/", 1)[-1]: r["reading"] for r in results if r["property"] == "rope.agrees_with_reference"}
+assert set(read) == set(expected), (sorted(read), sorted(expected))
+for name, want in expected.items():
+    spec = read[name]["spec"]
+    assert spec is not None and not read[name]["ambiguous"], (name, read[name])
+    assert spec["rule"] == want["rule"], (name, spec)
+    assert abs(spec["base"] / want["base"] - 1) < 1e-6, (name, spec)
+    for key in ("factor", "low_freq_factor", "high_freq_factor", "rotary_dim"):
+        if key in want:
+            assert spec[key] == want[key], (name, key, spec)
+    if want["rule"] == "yarn":
+        assert abs(read[name]["measured_magnitude"] - 1.1386294361) < 1e-5, (name, read[name])
+print(f"huggingface: {len(expected)} transformers encoders read as expected")
+PY
