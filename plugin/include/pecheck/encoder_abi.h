@@ -108,8 +108,26 @@ typedef struct pecheck_learned_spec {
 #define PECHECK_SCALING_LLAMA3 5
 
 /* x (n, heads, head_dim) rotated in place: the first rotary_dim dims of each head by angles
- * positions[t] * inv_freq_i, inv_freq_i = base^(-2i/rotary_dim) under the scaling rule (fields
- * named as in HF's rope_scaling); dims [rotary_dim, head_dim) untouched. */
+ * positions[t] * inv_freq_i, dims [rotary_dim, head_dim) untouched. Fields are named as in HF's
+ * rope_scaling. With d = rotary_dim, i in [0, d/2), theta_i = base^(-2i/d), s = factor,
+ * L0 = original_max_position:
+ *   NONE         inv_freq_i = theta_i
+ *   LINEAR       theta_i / s
+ *   NTK          (base s^(d/(d-2)))^(-2i/d)                            (d >= 4)
+ *   DYNAMIC_NTK  theta_i when seq_len <= L0, else (base S^(d/(d-2)))^(-2i/d) with
+ *                S = s seq_len / L0 - (s - 1); seq_len is the length the call stands for (HF:
+ *                max(position_ids) + 1), given, never derived from `positions`
+ *   YARN         theta_i ((1 - w_i) / s + w_i), w_i = 1 - clamp((i - lo) / (hi - lo), 0, 1),
+ *                lo = max(floor(c(beta_fast)), 0), hi = min(ceil(c(beta_slow)), d - 1),
+ *                hi = lo + 0.001 when they are equal (an empty range: a step at lo),
+ *                c(b) = d ln(L0 / (2 pi b)) / (2 ln base); cos and sin (so every rotated pair)
+ *                carry the attention factor 0.1 ln s + 1 when s > 1 (HF attention_scaling)
+ *   LLAMA3       wavelength l_i = 2 pi / theta_i: theta_i when l_i < L0 / high_freq_factor,
+ *                theta_i / s when l_i > L0 / low_freq_factor, else (1 - m) theta_i / s + m theta_i
+ *                with m = (L0 / l_i - low_freq_factor) / (high_freq_factor - low_freq_factor)
+ * Positions are signed 64-bit: the catalogue draws them in [0, 2^24) and rope.inverse also calls
+ * with their negatives (R_-m undoes R_m); an encoder that refuses negative positions returns
+ * PECHECK_UNSUPPORTED for those calls. reference/rope_scaling.hpp is the same definition in code. */
 typedef struct pecheck_rope_spec {
   int32_t head_dim;
   int32_t rotary_dim;
