@@ -62,6 +62,10 @@ void print_failures(const VerifyRun& run, const VerifyOptions& o) {
       std::cout << fmt::format("\nFAIL {} / {} / {} after {} cases\n", r.property, r.encoder, dtype_name(r.dtype),
                                r.cases);
       if (!r.counterexample.empty()) std::cout << "  counterexample (shrunk): " << r.counterexample << "\n";
+      // Two numbers, not one: where shrinking ended up, and the worst any case reached.
+      if (!std::isnan(r.counterexample_error_u))
+        std::cout << fmt::format("  error: {} u at the counterexample, {} u at worst over all {} cases\n",
+                                 number(r.counterexample_error_u), number(r.max_error_u), r.cases);
     }
     std::cout << "  " << r.message << "\n";
     std::cout << "  replay: " << replay_command(r, run, o) << "\n";
@@ -83,6 +87,8 @@ nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o) {
     if (r.verdict == Verdict::skip) j["max_error_u"] = nullptr, j["bound_u"] = nullptr;
     if (!r.message.empty()) j["message"] = r.message;
     if (!r.counterexample.empty()) j["counterexample"] = r.counterexample;
+    if (r.verdict == Verdict::fail && !std::isnan(r.counterexample_error_u))
+      j["counterexample_error_u"] = r.counterexample_error_u;
     if (r.verdict == Verdict::fail || r.verdict == Verdict::crash) j["replay"] = replay_command(r, run, o);
     nlohmann::json dist = nlohmann::json::object();
     for (const auto& [tag, count] : r.distribution) dist[tag] = count;

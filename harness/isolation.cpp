@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -18,13 +20,15 @@ namespace pecheck {
 namespace {
 
 nlohmann::json to_json(const PropertyResult& r) {
-  return {{"verdict", static_cast<int>(r.verdict)},
-          {"cases", r.cases},
-          {"max_error_u", r.max_error_u},
-          {"bound_u", r.bound_u},
-          {"message", r.message},
-          {"counterexample", r.counterexample},
-          {"distribution", r.distribution}};
+  nlohmann::json j = {{"verdict", static_cast<int>(r.verdict)},
+                      {"cases", r.cases},
+                      {"max_error_u", r.max_error_u},
+                      {"bound_u", r.bound_u},
+                      {"message", r.message},
+                      {"counterexample", r.counterexample},
+                      {"distribution", r.distribution}};
+  if (!std::isnan(r.counterexample_error_u)) j["counterexample_error_u"] = r.counterexample_error_u;
+  return j;
 }
 
 void from_json(const nlohmann::json& j, PropertyResult& r) {
@@ -36,6 +40,10 @@ void from_json(const nlohmann::json& j, PropertyResult& r) {
   r.bound_u = j.at("bound_u").is_null() ? std::numeric_limits<double>::infinity() : j.at("bound_u").get<double>();
   r.message = j.at("message").get<std::string>();
   r.counterexample = j.at("counterexample").get<std::string>();
+  // Absent when none was measured (NaN); an infinite one travels as null.
+  if (j.contains("counterexample_error_u"))
+    r.counterexample_error_u = j.at("counterexample_error_u").is_null() ? std::numeric_limits<double>::infinity()
+                                                                        : j.at("counterexample_error_u").get<double>();
   r.distribution = j.at("distribution").get<std::vector<std::pair<std::string, int>>>();
 }
 

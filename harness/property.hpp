@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,12 +42,15 @@ struct PropertyResult {
   std::string property, encoder;
   DType dtype = DType::f32;
   Verdict verdict = Verdict::pass;
-  int cases = 0;               ///< cases that ran (successes, plus the failing one)
-  double max_error_u = 0;      ///< worst measured value (the minimum for at_least properties)
-  double bound_u = 0;          ///< the bound of the case that came closest to it
-  std::uint64_t seed = 0;      ///< the derived seed that replays exactly this result
-  std::string message;         ///< why it failed, was skipped or crashed
-  std::string counterexample;  ///< the shrunk case, rendered as one string
+  int cases = 0;           ///< cases that ran (successes, plus the failing one)
+  double max_error_u = 0;  ///< worst measured value over every case run, shrinks included (the minimum for at_least)
+  /// A failure: the shrunk counterexample's own measurement (NaN when it failed without one: an
+  /// unclean output, a crash). A failing row reports both: where it ended up, and how bad it got.
+  double counterexample_error_u = std::numeric_limits<double>::quiet_NaN();
+  double bound_u = 0;                                     ///< the bound of the case that came closest to it
+  std::uint64_t seed = 0;                                 ///< the derived seed that replays exactly this result
+  std::string message;                                    ///< why it failed, was skipped or crashed
+  std::string counterexample;                             ///< the shrunk case, rendered as one string
   std::vector<std::pair<std::string, int>> distribution;  ///< RC_TAG classes of the cases
   double seconds = 0;                                     ///< wall time of the check (0 if skipped)
 };

@@ -36,12 +36,15 @@ class MeasurementTracker {
   bool seen() const { return seen_; }
   /// The failure of the last failing case: after shrinking, the counterexample's.
   const std::string& last_failure() const { return last_failure_; }
+  /// That case's measurement (NaN when its failure was not a measurement: unclean outputs).
+  double last_failure_error() const { return last_failure_error_; }
 
  private:
   Direction direction_;
   bool seen_ = false;
   double worst_ = 0, bound_ = 0, ratio_ = -1;
   std::string last_failure_;
+  double last_failure_error_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Listens to nothing: results come back as values, and RapidCheck's global listener (which
@@ -62,6 +65,7 @@ std::string MeasurementTracker::record(const Outcome& o) {
       ratio_ = std::numeric_limits<double>::infinity();
     }
     seen_ = true;
+    last_failure_error_ = std::numeric_limits<double>::quiet_NaN();
     return last_failure_ = o.failure + where;
   }
   // How close the case came to failing: error/bound, or bound/separation for at_least.
@@ -75,6 +79,7 @@ std::string MeasurementTracker::record(const Outcome& o) {
   seen_ = true;
   const bool holds = at_most ? o.error_u <= o.bound_u : o.error_u > o.bound_u;
   if (holds) return {};
+  last_failure_error_ = o.error_u;
   return last_failure_ =
              at_most ? fmt::format("error {:.4g} u exceeds the bound {:.4g} u{}", o.error_u, o.bound_u, where)
                      : fmt::format("separation {:.4g} u does not exceed {:.4g} u{}", o.error_u, o.bound_u, where);
@@ -105,6 +110,7 @@ void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTrac
     out.verdict = Verdict::fail;
     out.cases = fail->numSuccess + 1;
     out.message = t.last_failure().empty() ? fail->description : t.last_failure();
+    out.counterexample_error_u = t.last_failure_error();
     for (const auto& [type, value] : fail->counterExample)
       out.counterexample += (out.counterexample.empty() ? "" : " ") + value;
   } else if (r.template is<rc::detail::GaveUpResult>()) {
