@@ -33,8 +33,9 @@ struct VerifyOptions {
   bool quiet = false;
   double timeout_s = 300;
   std::string argv0 = "build/pecheck";
-  std::string plugin;  ///< validate --plugin: replay commands name it
-  std::string dump;    ///< validate --dump DIR
+  std::string plugin;              ///< validate --plugin: replay commands name it
+  std::string dump;                ///< validate --dump DIR
+  std::string contract = "exact";  ///< validate --dump: the RoPE accuracy contract agreement is judged by
 };
 
 struct VerifyRun {

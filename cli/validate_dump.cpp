@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "dump/array.hpp"
 #include "dumpcheck/agreement.hpp"
 #include "dumpcheck/convention_fit.hpp"
+#include "dumpcheck/rope_manifest.hpp"
 #include "harness/tolerance.hpp"
 
 namespace pecheck::cli {
@@ -65,26 +67,33 @@ Measurement no_fit(const std::string& property, const Dump& d, const FitError& e
   Measurement m;
   m.property = property;
   m.bound_u = d.kind == Kind::rope ? tol::rope_pair(d.dtype) : tol::sinusoidal_entry(d.dtype);
-  m.max_u = std::numeric_limits<double>::infinity();
+  m.bound_text = fmt::format("{:.4g} u", m.bound_u);
+  m.max_u = m.max_ratio = std::numeric_limits<double>::infinity();
   m.where = e.what();
   m.summary = fmt::format("no convention to compare under: {}", e.what());
   return m;
 }
 
-Checked check(Dump d) {
+Checked check(Dump d, tol::RopeContract contract) {
   Checked c;
   if (d.kind == Kind::rope) {
     try {
       const RopeFit f = fit_rope(d);
       c.convention = f.text;
       c.reading = reading_json(f.reading);
-      c.measurements = {rope_agreement(d, f.spec), rope_norms(d, f.spec)};
+      c.measurements = {rope_agreement(d, f.spec, contract), rope_norms(d, f.spec, contract)};
     } catch (const FitError& e) {
       if (e.reading) c.reading = reading_json(*e.reading);
       const RopeSpec pairing = fit_rope_pairing(d);
-      c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
-                                 layout_name(pairing.layout), pairing.rotary_dim);
-      c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing)};
+      if (d.rope.base) {  // a stated convention the pairs contradict: measured as stated, beside the fit
+        const RopeSpec stated = stated_spec(d.rope, pairing);
+        c.convention = fmt::format("as stated, {}, which the pairs contradict ({})", stated.describe(), e.what());
+        c.measurements = {rope_agreement(d, stated, contract), rope_norms(d, stated, contract)};
+      } else {
+        c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
+                                   layout_name(pairing.layout), pairing.rotary_dim);
+        c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
+      }
     }
   } else if (d.kind == Kind::learned) {
     c.convention = fmt::format("learned table, max_len {}, d_model {} (nothing to fit)", d.max_len, d.width);
@@ -114,13 +123,14 @@ void print(const Checked& c, bool quiet) {
   std::cout << fmt::format("\ndump {}: {} ({}, {})\n  convention: {}\n", c.dump.dir, c.dump.encoder, shape_text(c.dump),
                            dtype_name(c.dump.dtype), c.convention);
   for (const Measurement& m : c.measurements) {
-    std::cout << fmt::format("  {:<34} {}  max {:.4g} u (bound {:.4g} u)\n", m.property, m.holds() ? "pass" : "FAIL",
-                             m.max_u, m.bound_u);
+    std::cout << fmt::format("  {:<34} {}  max {:.4g} u (bound {})\n", m.property, m.holds() ? "pass" : "FAIL", m.max_u,
+                             m.bound_text);
+    if (m.contracts) std::cout << "    " << m.contracts->text() << "\n";
     if (!quiet || !m.holds()) {
       std::cout << fmt::format("    {:<22} {:>7} {:>13} {:>12}\n", "positions", "tokens", "max err (u)", "max |diff|");
       for (const Octave& o : m.octaves)
         std::cout << fmt::format("    {:<22} {:>7} {:>13.4g} {:>12.3g}{}\n", fmt::format("[{},{})", o.lo, o.hi),
-                                 o.tokens, o.max_u, o.max_abs, o.max_u <= m.bound_u ? "" : "  over the bound");
+                                 o.tokens, o.max_u, o.max_abs, o.holds() ? "" : "  over the bound");
     }
     std::cout << "    " << m.summary << "\n";
   }
@@ -134,25 +144,49 @@ nlohmann::json octaves_json(const Measurement& m) {
                  {"tokens", o.tokens},
                  {"max_error_u", o.max_u},
                  {"max_abs_error", o.max_abs},
-                 {"holds", o.max_u <= m.bound_u}});
+                 {"holds", o.holds()}});
   return a;
+}
+
+/// --contract NAME: exact (the default), dtype-trig or fp32-angles.
+tol::RopeContract parse_contract(const std::string& name) {
+  for (auto c : {tol::RopeContract::exact, tol::RopeContract::dtype_trig, tol::RopeContract::fp32_angles})
+    if (name == tol::contract_name(c)) return c;
+  throw UsageError(fmt::format("--contract: '{}' is not exact, dtype-trig or fp32-angles", name));
 }
 
 }  // namespace
 
 int validate_dump(VerifyOptions o) {
   check_common_options(o);
+  const tol::RopeContract contract = parse_contract(o.contract);
   std::vector<Checked> checked;
   const auto start = std::chrono::steady_clock::now();
-  try {  // everything is read and fitted before anything is reported: a bad dump writes nothing
-    for (const std::string& dir : find_dumps(o.dump)) checked.push_back(check(load_dump(dir)));
+  std::vector<std::string> dirs;
+  try {
+    dirs = find_dumps(o.dump);
   } catch (const dump::FormatError& e) {
     throw UsageError(e.what());
   }
+  // Everything is read and fitted before anything is reported. DIR itself a dump: a bad one is
+  // exit 2 and writes nothing. A directory of dumps: each bad one is one line on stderr, the rest
+  // are validated and reported, and the exit status is 2 (bad input beats a failed check).
+  const bool one = dirs.size() == 1 && std::filesystem::equivalent(dirs.front(), o.dump);
+  std::vector<std::pair<std::string, std::string>> unreadable;
+  for (const std::string& dir : dirs) {
+    try {
+      checked.push_back(check(load_dump(dir), contract));
+    } catch (const dump::FormatError& e) {
+      if (one) throw UsageError(e.what());
+      unreadable.emplace_back(dir, e.what());
+    }
+  }
   VerifyRun run;
   run.seed = o.seed.value_or(0);  // nothing is drawn: the dump is the case
-  std::cout << fmt::format("pecheck validate --dump {}: {} dump{}\n", o.dump, checked.size(),
-                           checked.size() == 1 ? "" : "s");
+  std::cout << fmt::format("pecheck validate --dump {}: {} dump{}{}\n", o.dump, checked.size(),
+                           checked.size() == 1 ? "" : "s",
+                           unreadable.empty() ? "" : fmt::format(" ({} not read)", unreadable.size()));
+  for (const auto& [dir, why] : unreadable) std::cerr << "pecheck: " << why << "\n";
   nlohmann::json extras = nlohmann::json::array();
   for (const Checked& c : checked) {
     print(c, o.quiet);
@@ -169,19 +203,31 @@ int validate_dump(VerifyOptions o) {
       extras.push_back(
           {{"dump", c.dump.dir}, {"convention", c.convention}, {"where", m.where}, {"octaves", octaves_json(m)}});
       if (!c.reading.is_null()) extras.back()["reading"] = c.reading;
+      if (m.contracts) {
+        const ContractReading& r = *m.contracts;
+        extras.back()["contract"] = {{"judged", tol::contract_name(r.judged)},
+                                     {"met", r.met ? nlohmann::json(tol::contract_name(*r.met)) : nlohmann::json()},
+                                     {"exact_to", r.exact_to ? nlohmann::json(*r.exact_to) : nlohmann::json()}};
+      }
     }
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!o.json.empty()) {
     nlohmann::json results = results_json(run, o);
     for (std::size_t i = 0; i < results.size(); ++i) results[i].update(extras[i]);
-    write_json_file(o.json, {{"seed", run.seed}, {"cases", 0}, {"elapsed_s", run.seconds}, {"results", results}});
+    nlohmann::json not_read = nlohmann::json::array();
+    for (const auto& [dir, why] : unreadable) not_read.push_back({{"dump", dir}, {"reason", why}});
+    write_json_file(
+        o.json,
+        {{"seed", run.seed}, {"cases", 0}, {"elapsed_s", run.seconds}, {"results", results}, {"not_read", not_read}});
   }
   if (!o.junit.empty()) write_junit(run, o, "validate");
   int failed = 0;
   for (const auto& r : run.results) failed += r.verdict == Verdict::fail;
-  std::cout << fmt::format("\n{} passed, {} failed over {} dump{} in {:.1f} s\n", run.results.size() - failed, failed,
-                           checked.size(), checked.size() == 1 ? "" : "s", run.seconds);
+  std::cout << fmt::format("\n{} passed, {} failed over {} dump{} in {:.1f} s{}\n", run.results.size() - failed, failed,
+                           checked.size(), checked.size() == 1 ? "" : "s", run.seconds,
+                           unreadable.empty() ? "" : fmt::format("; {} not read (exit 2)", unreadable.size()));
+  if (!unreadable.empty()) return 2;
   return failed ? 1 : 0;
 }
 

@@ -22,18 +22,25 @@ using Real = ref::DefaultReal;
 /// Collects errors per octave and the worst one overall.
 class Recorder {
  public:
-  Recorder(std::string property, double bound) { m_.property = std::move(property), m_.bound_u = bound; }
+  Recorder(std::string property, double bound, std::string bound_text = "") {
+    m_.property = std::move(property), m_.bound_u = bound;
+    m_.bound_text = bound_text.empty() ? fmt::format("{:.4g} u", bound) : std::move(bound_text);
+  }
 
+  /// An error at `pos`, judged by `bound` (the recorder's own when not given).
   template <class Where>
-  void offer(std::int64_t pos, double err_u, double abs_err, Where&& where) {
+  void offer(std::int64_t pos, double err_u, double abs_err, Where&& where, double bound = 0) {
     if (std::isnan(err_u)) err_u = std::numeric_limits<double>::infinity();
+    const double ratio = err_u / (bound > 0 ? bound : m_.bound_u);
     const std::size_t k = static_cast<std::size_t>(measure::octave_of(pos));
     if (m_.octaves.size() <= k) m_.octaves.resize(k + 1);
     Octave& o = m_.octaves[k];
     o.max_u = std::max(o.max_u, err_u);
+    o.max_ratio = std::max(o.max_ratio, ratio);
     o.max_abs = std::max(o.max_abs, std::isnan(abs_err) ? std::numeric_limits<double>::infinity() : abs_err);
-    if (m_.where.empty() || err_u > m_.max_u) {
-      m_.max_u = err_u;
+    m_.max_u = std::max(m_.max_u, err_u);
+    if (m_.where.empty() || ratio > m_.max_ratio) {
+      m_.max_ratio = ratio;
       m_.where = where();
     }
   }
@@ -53,19 +60,19 @@ class Recorder {
       if (o.tokens > 0) kept.push_back(o);
     }
     m_.octaves = kept;
-    const auto first_bad =
-        std::find_if(kept.begin(), kept.end(), [&](const Octave& o) { return !(o.max_u <= m_.bound_u); });
+    const auto first_bad = std::find_if(kept.begin(), kept.end(), [&](const Octave& o) { return !o.holds(); });
+    const std::string& bound = m_.bound_text;
     if (first_bad == kept.end()) {
-      m_.summary = fmt::format("{} within {:.4g} u at every position present (max {:.3g} u, at {})", what, m_.bound_u,
-                               m_.max_u, m_.where);
+      m_.summary = fmt::format("{} within {} at every position present (max {:.3g} u, worst against its bound at {})",
+                               what, bound, m_.max_u, m_.where);
     } else if (first_bad == kept.begin()) {
-      m_.summary = fmt::format("{} fails from the smallest positions on: {:.3g} u against {:.4g} u at {}", what,
-                               m_.max_u, m_.bound_u, m_.where);
+      m_.summary = fmt::format("{} fails from the smallest positions on: {:.3g} u, {:.3g} times {}, at {}", what,
+                               first_bad->max_u, first_bad->max_ratio, bound, m_.where);
     } else {
       m_.summary = fmt::format(
-          "{} holds within {:.4g} u below position {}; from [{},{}) it exceeds the bound ({:.3g} u, |diff| {:.2g}), "
-          "growing to {:.3g} u at {}",
-          what, m_.bound_u, first_bad->lo, first_bad->lo, first_bad->hi, first_bad->max_u, first_bad->max_abs, m_.max_u,
+          "{} holds within {} below position {}; from [{},{}) it exceeds it ({:.3g} u, |diff| {:.2g}), growing to "
+          "{:.3g} times it at {}",
+          what, bound, first_bad->lo, first_bad->lo, first_bad->hi, first_bad->max_u, first_bad->max_abs, m_.max_ratio,
           m_.where);
     }
     return m_;
@@ -79,9 +86,31 @@ double pair_norm(double a, double b) { return std::hypot(a, b); }
 
 }  // namespace
 
-Measurement rope_agreement(const Dump& d, const RopeSpec& s) {
+std::string ContractReading::text() const {
+  std::string t = met ? fmt::format("{} contract met", tol::contract_name(*met))
+                      : std::string("no contract met (not even fp32 angles: a wrong convention or a bug)");
+  if (exact_to) return t + fmt::format("; exact to position {}", *exact_to);
+  return t + "; exact at every position present";
+}
+
+Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract judged) {
+  using tol::RopeContract;
   const std::size_t D = static_cast<std::size_t>(d.width), H = static_cast<std::size_t>(d.heads);
-  Recorder rec("rope.agrees_with_reference", tol::rope_pair(d.dtype));
+  const std::string contract = std::string(tol::contract_name(judged));
+  Recorder rec("rope.agrees_with_reference", tol::rope_pair_contract(judged, d.dtype, 0, 0),
+               judged == RopeContract::exact ? "" : "the " + contract + " contract");
+  // Per pair: its frequency (the angle it turns) and the fp32 exponent's weight |2p/d ln b|.
+  std::vector<double> freq, exponent;
+  for (int p = 0; p < s.rotary_dim / 2; ++p) {
+    freq.push_back(ref::rope_inv_freq<double>(s, p));
+    exponent.push_back(std::fabs(2.0 * p / s.rotary_dim * std::log(s.base)));
+  }
+  int weakest = 0;  // the weakest contract some pair needs: 0 exact, 1 dtype-trig, 2 fp32 angles, 3 none
+  std::optional<std::int64_t> exact_to;
+  auto needs = [&](std::int64_t pos, int contract_index) {
+    weakest = std::max(weakest, contract_index);
+    if (contract_index > 0 && (!exact_to || pos < *exact_to)) exact_to = pos;
+  };
   std::vector<double> exact(d.x.size());
   std::vector<Real> head(D);
   for (std::size_t t = 0; t < d.tokens(); ++t) {
@@ -100,28 +129,48 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s) {
         const std::int64_t pos = d.positions[e.token];
         const std::size_t a = (e.token * H + e.head) * D + static_cast<std::size_t>(e.i);
         const std::size_t b = (e.token * H + e.head) * D + static_cast<std::size_t>(e.j);
-        rec.offer(pos, e.error_u, e.abs_error, [&] {
-          return fmt::format("position {} (token {}, head {}), dims ({},{}): ({:.9g}, {:.9g}), exact ({:.9g}, {:.9g})",
-                             pos, e.token, e.head, e.i, e.j, d.y[a], d.y[b], exact[a], exact[b]);
-        });
+        const double turned = std::fabs(double(pos) * freq[static_cast<std::size_t>(e.pair)]);
+        const double x = exponent[static_cast<std::size_t>(e.pair)];
+        int index = 3;
+        for (RopeContract c : {RopeContract::fp32_angles, RopeContract::dtype_trig, RopeContract::exact})
+          if (e.error_u <= tol::rope_pair_contract(c, d.dtype, turned, x)) index = static_cast<int>(c);
+        needs(pos, index);
+        rec.offer(
+            pos, e.error_u, e.abs_error,
+            [&] {
+              return fmt::format(
+                  "position {} (token {}, head {}), dims ({},{}): ({:.9g}, {:.9g}), exact ({:.9g}, {:.9g})", pos,
+                  e.token, e.head, e.i, e.j, d.y[a], d.y[b], exact[a], exact[b]);
+            },
+            tol::rope_pair_contract(judged, d.dtype, turned, x));
       },
       [&](const measure::ChangedPassThrough& c) {
         const std::int64_t pos = d.positions[c.token];
+        needs(pos, 3);
         rec.offer(pos, std::numeric_limits<double>::infinity(), std::fabs(c.got - c.expected), [&] {
           return fmt::format("position {} (token {}, head {}), pass-through dim {} changed: {:.9g} -> {:.9g}", pos,
                              c.token, c.head, c.dim, c.expected, c.got);
         });
       });
-  return rec.finish("agreement with the reference");
+  Measurement m =
+      rec.finish(judged == RopeContract::exact ? "agreement with the reference"
+                                               : "agreement with the reference under the " + contract + " contract");
+  ContractReading r{.judged = judged, .exact_to = exact_to};
+  if (weakest < 3) r.met = static_cast<RopeContract>(weakest);
+  m.summary += "; " + r.text();
+  m.contracts = r;
+  return m;
 }
 
-Measurement rope_norms(const Dump& d, const RopeSpec& s) {
+Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::RopeContract judged) {
   const std::size_t D = static_cast<std::size_t>(d.width);
   const double u = unit_roundoff(d.dtype);
   // | |y_p| - g |x_p| | <= |y_p - g R x_p| <= 2u g |x_p|: the agreement bound also bounds the
   // norm (g: YaRN's attention factor on the rotated pairs, else 1).
   const double g = s.magnitude();
-  Recorder rec("rope.orthogonal", tol::rope_pair(d.dtype));
+  const bool exact = judged == tol::RopeContract::exact;
+  Recorder rec("rope.orthogonal", exact ? tol::rope_pair(d.dtype) : tol::rope_pair_dtype_trig(d.dtype),
+               exact ? "" : "the dtype-trig contract");
   for (std::size_t t = 0; t < d.tokens(); ++t) rec.count_token(d.positions[t]);
   for (std::size_t base = 0; base < d.x.size(); base += D) {
     const std::size_t t = base / D / static_cast<std::size_t>(d.heads);
@@ -212,7 +261,7 @@ Measurement learned_agreement(const Dump& d) {
         "this property requires",
         d.max_len, d.refusal.empty() ? "" : fmt::format(" ({})", d.refusal));
   else {
-    m.max_u = std::numeric_limits<double>::infinity();
+    m.max_u = m.max_ratio = std::numeric_limits<double>::infinity();
     m.where = fmt::format("positions >= max_len = {} were accepted", d.max_len);
     m.summary += fmt::format(
         "; but positions >= max_len = {} were accepted without an error (a wrap or a read "

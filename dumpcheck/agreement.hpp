@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dumpcheck/dump_set.hpp"
+#include "harness/tolerance.hpp"
 
 namespace pecheck::dumpcheck {
 
@@ -15,22 +17,37 @@ namespace pecheck::dumpcheck {
 struct Octave {
   std::int64_t lo = 0, hi = 1;
   std::size_t tokens = 0;
-  double max_u = 0;    ///< worst error in u of the dtype
-  double max_abs = 0;  ///< worst absolute difference from the reference
+  double max_u = 0;      ///< worst error in u of the dtype
+  double max_abs = 0;    ///< worst absolute difference from the reference
+  double max_ratio = 0;  ///< worst error over its bound (a contract's bound may grow with position)
+  bool holds() const { return max_ratio <= 1; }
+};
+
+/// RoPE agreement under the accuracy contracts (harness/tolerance.hpp): which one the check was
+/// judged by, the strongest one every pair of the dump meets, and where the exact one stops.
+struct ContractReading {
+  tol::RopeContract judged = tol::RopeContract::exact;
+  std::optional<tol::RopeContract> met;  ///< nullopt: not even fp32 angles (a wrong convention)
+  std::optional<std::int64_t> exact_to;  ///< the exact contract holds below this position; nullopt: everywhere
+  std::string text() const;              ///< "fp32-angles contract met; exact to position 4"
 };
 
 struct Measurement {
-  std::string property;  ///< the catalogue id the check implements on a dump
-  double bound_u = 0;
+  std::string property;    ///< the catalogue id the check implements on a dump
+  double bound_u = 0;      ///< the bound (for a contract that grows with position, at position 0)
+  std::string bound_text;  ///< "2 u", or "the fp32-angles contract"
   double max_u = 0;
-  std::string where;  ///< the worst place: position, token, head, dims, values
+  double max_ratio = 0;  ///< worst error over its own bound: the check holds when <= 1
+  std::string where;     ///< the worst place: position, token, head, dims, values
   std::vector<Octave> octaves;
-  std::string summary;  ///< the finding in plain words
-  bool holds() const { return max_u <= bound_u; }
+  std::string summary;                       ///< the finding in plain words
+  std::optional<ContractReading> contracts;  ///< RoPE agreement only
+  bool holds() const { return max_ratio <= 1; }
 };
 
-Measurement rope_agreement(const Dump& d, const RopeSpec& s);
-Measurement rope_norms(const Dump& d, const RopeSpec& s);
+Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract judged = tol::RopeContract::exact);
+/// Norms move only by the trig and the arithmetic, never by the angle: exact, else dtype-trig.
+Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::RopeContract judged = tol::RopeContract::exact);
 Measurement sinusoidal_agreement(const Dump& d, const SinusoidalSpec& s);
 Measurement sinusoidal_bounds(const Dump& d, const SinusoidalSpec& s);
 /// y = x + table[pos] rounded once, for positions in the table; a row at a position past it

@@ -112,6 +112,25 @@ void read_scaling(const Json& r, StatedRope& s, const std::string& where) {
 
 }  // namespace
 
+RopeSpec stated_spec(const StatedRope& s, RopeSpec pairing) {
+  RopeSpec r = pairing;
+  r.base = s.base.value_or(10000);
+  if (s.layout) r.layout = *s.layout;
+  if (s.rotary_dim) r.rotary_dim = *s.rotary_dim;
+  if (s.rule && *s.rule != RopeScalingKind::none) {
+    RopeScaling& sc = r.scaling;
+    sc = {.kind = *s.rule, .factor = s.factor.value_or(1)};
+    if (*s.rule == RopeScalingKind::llama3) sc.original_max_position = 8192;
+    sc.original_max_position = s.original_max_position.value_or(sc.original_max_position);
+    sc.low_freq_factor = s.low_freq_factor.value_or(sc.low_freq_factor);
+    sc.high_freq_factor = s.high_freq_factor.value_or(sc.high_freq_factor);
+    sc.beta_fast = s.beta_fast.value_or(sc.beta_fast);
+    sc.beta_slow = s.beta_slow.value_or(sc.beta_slow);
+    sc.seq_len = sc.original_max_position;
+  }
+  return r;
+}
+
 StatedRope read_rope_convention(const Json& c, int head_dim, const std::string& where) {
   only_known_keys(c, kConventionKeys, where + ": convention", " (HF's rope_scaling keys go inside \"rope_scaling\")");
   StatedRope s;
@@ -145,18 +164,8 @@ StatedRope read_rope_convention(const Json& c, int head_dim, const std::string& 
   if (c.contains("rope_scaling") && !c.at("rope_scaling").is_null())
     read_scaling(c.at("rope_scaling"), s, where + ": rope_scaling");
   // What pecheck can check of the statement alone: the spec it makes must be valid.
-  RopeSpec check{.head_dim = head_dim, .rotary_dim = s.rotary_dim.value_or(head_dim), .base = s.base.value_or(10000)};
-  if (s.rule && *s.rule != RopeScalingKind::none) {
-    check.scaling = {.kind = *s.rule, .factor = s.factor.value_or(1)};
-    check.scaling.original_max_position = s.original_max_position.value_or(check.scaling.original_max_position);
-    check.scaling.low_freq_factor = s.low_freq_factor.value_or(check.scaling.low_freq_factor);
-    check.scaling.high_freq_factor = s.high_freq_factor.value_or(check.scaling.high_freq_factor);
-    check.scaling.beta_fast = s.beta_fast.value_or(check.scaling.beta_fast);
-    check.scaling.beta_slow = s.beta_slow.value_or(check.scaling.beta_slow);
-    check.scaling.seq_len = check.scaling.original_max_position;
-  }
   try {
-    check.validate();
+    stated_spec(s, RopeSpec{.head_dim = head_dim, .rotary_dim = s.rotary_dim.value_or(head_dim)}).validate();
   } catch (const std::invalid_argument& e) {
     throw FormatError(fmt::format("{}: convention: {}", where, e.what()));
   }

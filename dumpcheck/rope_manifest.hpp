@@ -12,6 +12,10 @@
 
 namespace pecheck::dumpcheck {
 
+/// The spec a statement makes on a pairing (head_dim, rotary_dim, layout): the stated base (else
+/// 10000), rule and parameters, the unstated ones at HF's defaults (a dynamic rule at its L0).
+RopeSpec stated_spec(const StatedRope& s, RopeSpec pairing);
+
 /// Reads the "convention" object of a RoPE dump whose heads are head_dim wide.
 StatedRope read_rope_convention(const nlohmann::json& convention, int head_dim, const std::string& where);
 

@@ -37,6 +37,43 @@ double sinusoidal_distance(DType t, int d) {
 
 double rope_pair(DType) { return kPositionContract; }
 
+std::string_view contract_name(RopeContract c) {
+  switch (c) {
+    case RopeContract::exact:
+      return "exact";
+    case RopeContract::dtype_trig:
+      return "dtype-trig";
+    case RopeContract::fp32_angles:
+      return "fp32-angles";
+  }
+  return "?";
+}
+
+double rope_pair_dtype_trig(DType t) {
+  // cos, sin rounded to the dtype (sqrt(2) u |x_p|), the two products (sqrt(2) u |x_p|), the sum
+  // (u |y_p|), and cos/sin themselves from fp32 (2 u32 |x_p|).
+  return 1 + 2 * std::sqrt(2.0) + 2 * unit_roundoff(DType::f32) / unit_roundoff(t);
+}
+
+double rope_pair_fp32_angles(DType t, double turned, double exponent) {
+  // The frequency in fp32: exponent rounding (exponent u32), pow, reciprocal, a scaling rule's
+  // division or blend (4 u32); the product with the position (u32): the angle within
+  // turned (exponent + 5) u32, which moves the pair by that times |x_p|.
+  return rope_pair_dtype_trig(t) + turned * (exponent + 5) * unit_roundoff(DType::f32) / unit_roundoff(t);
+}
+
+double rope_pair_contract(RopeContract c, DType t, double turned, double exponent) {
+  switch (c) {
+    case RopeContract::exact:
+      return rope_pair(t);
+    case RopeContract::dtype_trig:
+      return rope_pair_dtype_trig(t);
+    case RopeContract::fp32_angles:
+      return rope_pair_fp32_angles(t, turned, exponent);
+  }
+  return rope_pair(t);
+}
+
 double rope_relative(DType t, int head_dim) {
   const double E = kPositionContract, u = unit_roundoff(t);
   return 4 * E + 2 * E * E * u + 2 * head_dim * kU64 / u;
@@ -104,6 +141,11 @@ const std::vector<Entry>& table() {
        "a difference of two rows within 2 E u per entry"},
       {"rope.pair", "|y_p - y_ref,p| / (u max(|x_p|, min_normal))", "E = 2",
        "final rounding 1u relative + angle budget 1u (double angles, pos < 2^24)"},
+      {"rope.pair.dtype_trig", "as rope.pair (the dtype-trig contract)", "1 + 2 sqrt(2) + 2 u32/u",
+       "cos/sin from fp32 rounded to the dtype, two products and a sum rounded in it"},
+      {"rope.pair.fp32_angles", "as rope.pair (the fp32-angles contract)",
+       "dtype_trig + |pos w_p| (|2p/d ln b| + 5) u32/u",
+       "frequency formed in fp32 (exponent rounding, pow, reciprocal, scaling), fp32 product with the position"},
       {"rope.relative", "|<R_m q, R_n k> - <R_m+t q, R_n+t k>| / (u |q||k|)", "4 E + 2 E^2 u + 2 d u64/u",
        "each score within (2E + E^2 u) u |q||k|; scores summed in double"},
       {"rope.composition", "|R_b(R_a x) - R_a+b x|_p / (u max(|x_p|, min_normal))", "3 E + E^2 u",

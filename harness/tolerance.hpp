@@ -25,15 +25,29 @@ double sinusoidal_gram(DType, int d_model);      ///< |PE(p).PE(q) - PE(p+t).PE(
 double sinusoidal_norm(DType, int d_model);      ///< ||PE(p)|^2 - d/2| / u
 double sinusoidal_distance(DType, int d_model);  ///< (delta_L - min |PE(p) - PE(q)|)+ / u
 double rope_pair(DType);                         ///< per pair, / (u max(|x_p|, min_normal))
-double rope_relative(DType, int head_dim);       ///< score difference / (u |q| |k|)
-double rope_composition(DType);                  ///< per pair, / (u max(|x_p|, min_normal))
-double rope_inverse(DType);                      ///< |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))
-double two_results(DType);                       ///< two results each within E of one exact value: 2E
-double rope_base_law(DType);                     ///< two RoPE results, one at a base rounded to double
-double rope_angle(DType);                        ///< |angle(R_P e) - allowed| / u, e a unit pair
-double learned_add(DType);                       ///< / (u max(|y_ref|, min_normal))
-double alibi_bias(DType);                        ///< / (u max(|b_ref|, min_normal))
-double shaw_score(DType, int head_dim);          ///< / (u sum_c |q_c| (|k_c| + |r_c|))
+
+/// Accuracy contracts for a RoPE pair, in the rope.pair metric, beside the exact E: what the
+/// arithmetic frameworks really use guarantees (docs/error-model.md, rope.pair.dtype_trig and
+/// rope.pair.fp32_angles). Exact is the strongest, fp32 angles the weakest.
+enum class RopeContract { exact, dtype_trig, fp32_angles };
+std::string_view contract_name(RopeContract);  ///< "exact", "dtype-trig", "fp32-angles"
+/// cos and sin stored in the dtype and the rotation computed in it (HF's bf16/f16 caches).
+double rope_pair_dtype_trig(DType);
+/// Frequencies formed, multiplied by the position and turned into cos/sin in fp32, then as
+/// dtype_trig. `turned` = |pos w_p| in radians, `exponent` = |(2p/d) ln(base)| (the fp32 exponent's
+/// rounding moves base^(-2p/d) by that many u32, relative). Grows with the position.
+double rope_pair_fp32_angles(DType, double turned, double exponent);
+/// The bound of `c` for a pair at those values (exact and dtype_trig ignore them).
+double rope_pair_contract(RopeContract c, DType, double turned, double exponent);
+double rope_relative(DType, int head_dim);  ///< score difference / (u |q| |k|)
+double rope_composition(DType);             ///< per pair, / (u max(|x_p|, min_normal))
+double rope_inverse(DType);                 ///< |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))
+double two_results(DType);                  ///< two results each within E of one exact value: 2E
+double rope_base_law(DType);                ///< two RoPE results, one at a base rounded to double
+double rope_angle(DType);                   ///< |angle(R_P e) - allowed| / u, e a unit pair
+double learned_add(DType);                  ///< / (u max(|y_ref|, min_normal))
+double alibi_bias(DType);                   ///< / (u max(|b_ref|, min_normal))
+double shaw_score(DType, int head_dim);     ///< / (u sum_c |q_c| (|k_c| + |r_c|))
 
 /// T5 buckets: where the exact log coordinate of a distance lies within this of an integer, an
 /// implementation that takes the log in fp32 (HF, Mesh TensorFlow) may land in the neighbouring

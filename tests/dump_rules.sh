@@ -3,7 +3,8 @@
 # NTK and linear RoPE validate with the convention stated in HF's words (rope_theta,
 # partial_rotary_factor, rope_scaling verbatim) and with it left to the fit, which must name the
 # rule and its parameters (text and JSON fields); a manifest key outside the vocabulary, a rule
-# the catalogue lacks, and data the declared dtype cannot hold are one line and exit 2.
+# the catalogue lacks, and data the declared dtype cannot hold are one line and exit 2; in a
+# directory of dumps the others are still validated.
 set -euo pipefail
 : "${PECHECK:?}"
 tmp=$(mktemp -d)
@@ -84,4 +85,20 @@ malformed headdim "m['convention']={'head_dim': 64}" "convention head_dim 64"
 malformed partial "m['convention']={'rotary_dim': 64, 'partial_rotary_factor': 0.25}" "contradicts partial_rotary_factor"
 malformed nofactor "m['convention']={'rope_scaling': {'rope_type': 'llama3'}}" 'needs "factor"'
 malformed notbf16 "m['arrays']['y']='y_f64.npy'" "is not a bf16 value"
+# 5. A directory with one unreadable dump among good ones: the good ones are validated and
+#    reported, the bad one is one line on stderr and in not_read, and the exit status is 2.
+mkdir "$tmp/dir"
+cp -r "$tmp/r2" "$tmp/dir/a-good"
+cp -r "$tmp/r4" "$tmp/dir/b-bad"
+edit "$tmp/dir/b-bad" "m['convention']={'rope_scaling': {'rope_type': 'su', 'factor': 4}}"
+expect 2 mixed -- "$PECHECK" validate --dump "$tmp/dir" --quiet --json "$tmp/mixed.json"
+[ "$(wc -l <"$tmp/mixed.err")" = 1 ] || { cat "$tmp/mixed.err"; fail "mixed: stderr is not one line"; }
+grep -qF "b-bad/manifest.json" "$tmp/mixed.err" || { cat "$tmp/mixed.err"; fail "mixed: the bad dump is not named"; }
+grep -qF "Llama 3 scaling by 8" "$tmp/mixed.out" || { cat "$tmp/mixed.out"; fail "mixed: the good dump was not read"; }
+"$py" - "$tmp/mixed.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [x["dump"].rsplit("/", 1)[-1] for x in r["not_read"]] == ["b-bad"], r["not_read"]
+assert {x["dump"].rsplit("/", 1)[-1] for x in r["results"]} == {"a-good"}, r["results"]
+PY
 echo "dump_rules: all expectations held ($n rules read)"

@@ -34,5 +34,21 @@ for name, want in expected.items():
             assert spec[key] == want[key], (name, key, spec)
     if want["rule"] == "yarn":
         assert abs(read[name]["measured_magnitude"] - 1.1386294361) < 1e-5, (name, read[name])
-print(f"huggingface: {len(expected)} transformers encoders read as expected")
+# HF forms frequencies and angles in fp32 (and, in bf16, stores cos and sin in bf16): the exact
+# contract fails far out, the fp32-angles one holds everywhere.
+contracts = {r["dump"].rsplit("/", 1)[-1]: r["contract"] for r in results if r["property"] == "rope.agrees_with_reference"}
+for name, c in contracts.items():
+    assert c["met"] in ("dtype-trig", "fp32-angles"), (name, c)
+    if name.endswith("f32"):
+        assert c["met"] == "fp32-angles" and c["exact_to"] is not None and c["exact_to"] > 0, (name, c)
+print(f"huggingface: {len(expected)} transformers encoders read as expected, each meeting the fp32-angles contract")
 PY
+# Judged by that contract, every one passes; a wrong base stated for one fails every contract.
+"$PECHECK" validate --dump "$tmp/dumps" --quiet --contract fp32-angles >"$tmp/fp32.out" ||
+  { cat "$tmp/fp32.out"; echo "FAIL: transformers' RoPE fails the fp32-angles contract"; exit 1; }
+d="$tmp/dumps/default-1e4-f32"
+/usr/bin/python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['convention']={'rope_theta': 10001}; json.dump(m, open(p,'w'))" "$d/manifest.json"
+rc=0
+"$PECHECK" validate --dump "$d" --quiet --contract fp32-angles >"$tmp/wrong.out" || rc=$?
+[ "$rc" = 1 ] && grep -qF "no contract met" "$tmp/wrong.out" ||
+  { cat "$tmp/wrong.out"; echo "FAIL: a wrong base passed or met a contract"; exit 1; }
