@@ -1,4 +1,5 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,14 +34,25 @@ void print_table(const VerifyRun& run) {
   for (const auto& r : run.results) width = std::max(width, r.encoder.size());
   std::cout << fmt::format("{:<36} {:<{}} {:<5} {:>6} {:>12} {:>12}  {}\n", "property", "encoder", width, "dtype",
                            "cases", "max err (u)", "bound (u)", "verdict");
+  // Skips are grouped by encoder and reason, one line each after the table: a plugin that offers
+  // two operations would otherwise bury its results under a hundred rows of what it does not.
+  std::vector<std::pair<std::pair<std::string, std::string>, std::vector<std::string>>> skipped;
   for (const auto& r : run.results) {
-    const bool skip = r.verdict == Verdict::skip;
-    const std::string bound = skip ? "-" : (at_least(r) ? "> " : "") + number(r.bound_u);
-    std::cout << fmt::format("{:<36} {:<{}} {:<5} {:>6} {:>12} {:>12}  {}{}\n", r.property, r.encoder, width,
-                             dtype_name(r.dtype), skip ? "-" : std::to_string(r.cases),
-                             skip ? "-" : number(r.max_error_u), bound, verdict_name(r.verdict),
-                             skip ? " (" + r.message + ")" : "");
+    if (r.verdict == Verdict::skip) {
+      const auto key = std::pair{r.encoder, r.message};
+      auto it = std::find_if(skipped.begin(), skipped.end(), [&](const auto& g) { return g.first == key; });
+      if (it == skipped.end()) it = skipped.insert(skipped.end(), {key, {}});
+      if (std::find(it->second.begin(), it->second.end(), r.property) == it->second.end())
+        it->second.push_back(r.property);
+      continue;
+    }
+    const std::string bound = (at_least(r) ? "> " : "") + number(r.bound_u);
+    std::cout << fmt::format("{:<36} {:<{}} {:<5} {:>6} {:>12} {:>12}  {}\n", r.property, r.encoder, width,
+                             dtype_name(r.dtype), r.cases, number(r.max_error_u), bound, verdict_name(r.verdict));
   }
+  for (const auto& [key, properties] : skipped)
+    std::cout << fmt::format("skipped on {}: {} ({} propert{}: {})\n", key.first, key.second, properties.size(),
+                             properties.size() == 1 ? "y" : "ies", fmt::join(properties, ", "));
 }
 
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {

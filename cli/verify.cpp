@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <iostream>
 #include <random>
+#include <set>
 
 #include "cli/commands.hpp"
 #include "harness/encoders.hpp"
@@ -64,8 +65,12 @@ bool applies(const Property& p, DType dt) { return std::find(p.dtypes.begin(), p
 /// Progress on stderr: a bar redrawn in place on a terminal, one line per result otherwise.
 void progress(const VerifyRun& run, const PropertyResult& r) {
   if (!isatty(STDERR_FILENO)) {
-    std::cerr << fmt::format("  {} / {} / {}: {}\n", r.property, r.encoder, dtype_name(r.dtype),
-                             verdict_name(r.verdict));
+    // A skip is listed the first time its encoder gives its reason; the table groups the rest.
+    static std::set<std::pair<std::string, std::string>> skip_reasons;
+    if (r.verdict == Verdict::skip && !skip_reasons.insert({r.encoder, r.message}).second) return;
+    std::cerr << fmt::format(
+        "  {} / {} / {}: {}{}\n", r.property, r.encoder, dtype_name(r.dtype), verdict_name(r.verdict),
+        r.verdict == Verdict::skip ? fmt::format(" ({}; the same skips are not listed again)", r.message) : "");
     return;
   }
   const std::size_t done = run.results.size(), total = std::max<std::size_t>(run.total, 1), width = 30;
