@@ -5,17 +5,13 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <iostream>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/dump_report.hpp"
 #include "dump/array.hpp"
-#include "dumpcheck/agreement.hpp"
-#include "dumpcheck/convention_fit.hpp"
-#include "dumpcheck/rope_manifest.hpp"
 #include "harness/tolerance.hpp"
 
 namespace pecheck::cli {
@@ -23,130 +19,6 @@ namespace pecheck::cli {
 namespace {
 
 using namespace dumpcheck;
-
-struct Checked {
-  Dump dump;
-  std::string convention;
-  nlohmann::json reading;  ///< RoPE: the convention as fields, and every rule tried
-  std::vector<Measurement> measurements;
-};
-
-nlohmann::json spec_json(const RopeSpec& s) {
-  const RopeScaling& sc = s.scaling;
-  nlohmann::json j = {{"layout", layout_name(s.layout)}, {"head_dim", s.head_dim},
-                      {"rotary_dim", s.rotary_dim},      {"base", s.base},
-                      {"rule", scaling_name(sc.kind)},   {"magnitude", s.magnitude()}};
-  if (sc.kind != RopeScalingKind::none) j["factor"] = sc.factor;
-  if (sc.kind == RopeScalingKind::dynamic_ntk || sc.kind == RopeScalingKind::yarn || sc.kind == RopeScalingKind::llama3)
-    j["original_max_position"] = sc.original_max_position;
-  if (sc.kind == RopeScalingKind::dynamic_ntk) j["seq_len"] = sc.seq_len;
-  if (sc.kind == RopeScalingKind::yarn) j["beta_fast"] = sc.beta_fast, j["beta_slow"] = sc.beta_slow;
-  if (sc.kind == RopeScalingKind::llama3)
-    j["low_freq_factor"] = sc.low_freq_factor, j["high_freq_factor"] = sc.high_freq_factor;
-  return j;
-}
-
-/// The reading as fields: the named spec (null when no rule explains the pairs), whether it is
-/// ambiguous, the measured magnitude, and every rule tried with its worst pair.
-nlohmann::json reading_json(const RuleReading& r) {
-  nlohmann::json tried = nlohmann::json::array();
-  for (const RuleCandidate& c : r.tried)
-    tried.push_back({{"rule", scaling_name(c.spec.scaling.kind)},
-                     {"explains", c.explains},
-                     {"worst_in_tolerances", std::isfinite(c.worst) ? nlohmann::json(c.worst) : nlohmann::json()},
-                     {"worst_pair", c.worst_pair},
-                     {"text", c.text}});
-  return {{"spec", r.spec ? spec_json(*r.spec) : nlohmann::json()},
-          {"ambiguous", r.ambiguous},
-          {"measured_magnitude", r.gain},
-          {"tried", tried}};
-}
-
-/// The agreement result when no convention fits: a finding about the encoder.
-Measurement no_fit(const std::string& property, const Dump& d, const FitError& e) {
-  Measurement m;
-  m.property = property;
-  m.bound_u = d.kind == Kind::rope ? tol::rope_pair(d.dtype) : tol::sinusoidal_entry(d.dtype);
-  m.bound_text = fmt::format("{:.4g} u", m.bound_u);
-  m.max_u = m.max_ratio = std::numeric_limits<double>::infinity();
-  m.where = e.what();
-  m.summary = fmt::format("no convention to compare under: {}", e.what());
-  return m;
-}
-
-Checked check(Dump d, tol::RopeContract contract) {
-  Checked c;
-  if (d.kind == Kind::rope) {
-    try {
-      const RopeFit f = fit_rope(d);
-      c.convention = f.text;
-      c.reading = reading_json(f.reading);
-      c.measurements = {rope_agreement(d, f.spec, contract), rope_norms(d, f.spec, contract)};
-    } catch (const FitError& e) {
-      if (e.reading) c.reading = reading_json(*e.reading);
-      const RopeSpec pairing = fit_rope_pairing(d);
-      if (d.rope.base) {  // a stated convention the pairs contradict: measured as stated, beside the fit
-        const RopeSpec stated = stated_spec(d.rope, pairing);
-        c.convention = fmt::format("as stated, {}, which the pairs contradict ({})", stated.describe(), e.what());
-        c.measurements = {rope_agreement(d, stated, contract), rope_norms(d, stated, contract)};
-      } else {
-        c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
-                                   layout_name(pairing.layout), pairing.rotary_dim);
-        c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
-      }
-    }
-  } else if (d.kind == Kind::learned) {
-    c.convention = fmt::format("learned table, max_len {}, d_model {} (nothing to fit)", d.max_len, d.width);
-    c.measurements = {learned_agreement(d)};
-  } else {
-    try {
-      const SinusoidalFit f = fit_sinusoidal(d);
-      c.convention = f.text;
-      c.measurements = {sinusoidal_agreement(d, f.spec), sinusoidal_bounds(d, f.spec)};
-    } catch (const FitError& e) {
-      c.convention = fmt::format("none fits ({})", e.what());
-      c.measurements = {no_fit("sinusoidal.agrees_with_reference", d, e),
-                        sinusoidal_bounds(d, SinusoidalSpec{.d_model = d.width})};
-    }
-  }
-  c.dump = std::move(d);
-  return c;
-}
-
-std::string shape_text(const Dump& d) {
-  if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
-  if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
-  return fmt::format("sinusoidal table, {} positions x {}", d.tokens(), d.width);
-}
-
-void print(const Checked& c, bool quiet) {
-  std::cout << fmt::format("\ndump {}: {} ({}, {})\n  convention: {}\n", c.dump.dir, c.dump.encoder, shape_text(c.dump),
-                           dtype_name(c.dump.dtype), c.convention);
-  for (const Measurement& m : c.measurements) {
-    std::cout << fmt::format("  {:<34} {}  max {:.4g} u (bound {})\n", m.property, m.holds() ? "pass" : "FAIL", m.max_u,
-                             m.bound_text);
-    if (m.contracts) std::cout << "    " << m.contracts->text() << "\n";
-    if (!quiet || !m.holds()) {
-      std::cout << fmt::format("    {:<22} {:>7} {:>13} {:>12}\n", "positions", "tokens", "max err (u)", "max |diff|");
-      for (const Octave& o : m.octaves)
-        std::cout << fmt::format("    {:<22} {:>7} {:>13.4g} {:>12.3g}{}\n", fmt::format("[{},{})", o.lo, o.hi),
-                                 o.tokens, o.max_u, o.max_abs, o.holds() ? "" : "  over the bound");
-    }
-    std::cout << "    " << m.summary << "\n";
-  }
-}
-
-nlohmann::json octaves_json(const Measurement& m) {
-  nlohmann::json a = nlohmann::json::array();
-  for (const Octave& o : m.octaves)
-    a.push_back({{"from", o.lo},
-                 {"to", o.hi},
-                 {"tokens", o.tokens},
-                 {"max_error_u", o.max_u},
-                 {"max_abs_error", o.max_abs},
-                 {"holds", o.holds()}});
-  return a;
-}
 
 /// --contract NAME: exact (the default), dtype-trig or fp32-angles.
 tol::RopeContract parse_contract(const std::string& name) {
@@ -175,7 +47,7 @@ int validate_dump(VerifyOptions o) {
   std::vector<std::pair<std::string, std::string>> unreadable;
   for (const std::string& dir : dirs) {
     try {
-      checked.push_back(check(load_dump(dir), contract));
+      checked.push_back(check_dump(load_dump(dir), contract));
     } catch (const dump::FormatError& e) {
       if (one) throw UsageError(e.what());
       unreadable.emplace_back(dir, e.what());
@@ -189,7 +61,7 @@ int validate_dump(VerifyOptions o) {
   for (const auto& [dir, why] : unreadable) std::cerr << "pecheck: " << why << "\n";
   nlohmann::json extras = nlohmann::json::array();
   for (const Checked& c : checked) {
-    print(c, o.quiet);
+    print_checked(c, o.quiet, "dump");
     for (const Measurement& m : c.measurements) {
       run.results.push_back({.property = m.property,
                              .encoder = c.dump.encoder,
@@ -200,15 +72,7 @@ int validate_dump(VerifyOptions o) {
                              .bound_u = m.bound_u,
                              .message = m.summary,
                              .counterexample = m.holds() ? "" : m.where});
-      extras.push_back(
-          {{"dump", c.dump.dir}, {"convention", c.convention}, {"where", m.where}, {"octaves", octaves_json(m)}});
-      if (!c.reading.is_null()) extras.back()["reading"] = c.reading;
-      if (m.contracts) {
-        const ContractReading& r = *m.contracts;
-        extras.back()["contract"] = {{"judged", tol::contract_name(r.judged)},
-                                     {"met", r.met ? nlohmann::json(tol::contract_name(*r.met)) : nlohmann::json()},
-                                     {"exact_to", r.exact_to ? nlohmann::json(*r.exact_to) : nlohmann::json()}};
-      }
+      extras.push_back(checked_json(c, m));
     }
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
