@@ -44,8 +44,9 @@ struct VerifyRun {
   double seconds = 0;
   std::vector<PropertyResult> results;
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
-  std::size_t unit = 0;   ///< units (property x encoder x dtype) enumerated so far, across backends
-  std::size_t total = 0;  ///< units this run (this shard) will report, for the progress display
+  std::size_t unit = 0;    ///< units (property x encoder x dtype) enumerated so far, across backends
+  std::size_t total = 0;   ///< units this run (this shard) will report, for the progress display
+  std::string extra_json;  ///< a JSON object whose keys --json adds at the top level (validate's profiles)
 };
 
 /// Runs the selection; throws UsageError for a bad selection. Returns the process exit status.

@@ -126,9 +126,10 @@ void write_json_file(const std::string& path, const nlohmann::json& doc) {
 }
 
 void write_json(const VerifyRun& run, const VerifyOptions& o) {
-  write_json_file(
-      o.json,
-      {{"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results_json(run, o)}});
+  nlohmann::json doc = {
+      {"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results_json(run, o)}};
+  if (!run.extra_json.empty()) doc.update(nlohmann::json::parse(run.extra_json));
+  write_json_file(o.json, doc);
 }
 
 }  // namespace pecheck::cli

@@ -1,12 +1,14 @@
 // pecheck validate --plugin lib.so: the catalogue against a third-party native encoder. The
 // plugin is probed and run only in child processes; what it does not offer is skipped with the
 // reason, and an operation whose convention it does not state gets only the convention-free
-// (family) properties.
+// (family) properties. Its RoPE and sinusoid are then profiled per octave of position
+// (cli/plugin_profile.cpp).
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/plugin_profile.hpp"
 #include "plugin/plugin_host.hpp"
 
 namespace pecheck::cli {
@@ -56,7 +58,12 @@ int validate(VerifyOptions o) {
   run.total = count_units({&b}, properties, dtypes, o);
   const auto start = std::chrono::steady_clock::now();
   run_catalogue(b, properties, dtypes, o, run, [&](const Property& p, DType dt) { return skip_reason(d, p, dt); });
+  // Where the error first exceeds the bound, octave by octave, read like a dump.
+  const std::vector<Profile> profiles = plugin_profiles(d, b, dtypes, o.timeout_s);
+  print_profiles(profiles, o.quiet);
+  run.extra_json = nlohmann::json{{"profiles", profiles_json(profiles)}}.dump();
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "\n";
   return conclude(run, o, "validate");
 }
 

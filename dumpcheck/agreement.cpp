@@ -157,7 +157,6 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract j
                                                : "agreement with the reference under the " + contract + " contract");
   ContractReading r{.judged = judged, .exact_to = exact_to};
   if (weakest < 3) r.met = static_cast<RopeContract>(weakest);
-  m.summary += "; " + r.text();
   m.contracts = r;
   return m;
 }

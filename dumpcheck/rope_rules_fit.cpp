@@ -104,7 +104,9 @@ std::vector<RuleCandidate> plain_and_linear(const Context& c) {
   RopeSpec s = c.pairing;
   // none: every pair at base^(-2p/d).
   if (const auto line = fit_line(m, 0, m.count(), lnb, 0.0)) {
-    const double raw = std::exp(line->lnb), b = base_stated ? raw : snap(raw, line->lnb_error);
+    // a stated base is kept bit for bit, not passed through its logarithm
+    const double raw = base_stated ? *c.stated.base : std::exp(line->lnb),
+                 b = base_stated ? raw : snap(raw, line->lnb_error);
     s.base = b;
     s.scaling = {};
     RopeSpec r = s;
@@ -148,7 +150,8 @@ std::vector<RuleCandidate> plain_and_linear(const Context& c) {
   std::optional<double> lns;  // (assigned, not a conditional expression: GCC 12 warns on that)
   if (factor_stated) lns = std::log(*c.stated.factor);
   if (const auto line = fit_line(m, 0, m.count(), lnb, lns)) {
-    const double raw_b = std::exp(line->lnb), raw_s = std::exp(line->lns);
+    const double raw_b = base_stated ? *c.stated.base : std::exp(line->lnb);
+    const double raw_s = factor_stated ? *c.stated.factor : std::exp(line->lns);
     const double b = base_stated ? raw_b : snap(raw_b, line->lnb_error);
     const double f = factor_stated ? raw_s : snap(raw_s, line->lns_error);
     const int free = (base_stated ? 0 : 1) + (factor_stated ? 0 : 1);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # pecheck validate --plugin on the C example (examples/plugin-c) and copies with planted bugs:
 # the correct plugin passes (exit 0), a catalogue mutant fails with a counterexample and a replay
-# command that fails again (exit 1), an out-of-bounds write is a crash with the case while the
+# command that fails again (exit 1), fp32 angles are profiled per octave of position with the
+# contract they meet, an out-of-bounds write is a crash with the case while the
 # other properties are still reported (exit 3), and unusable plugins are one line and exit 2.
 set -euo pipefail
 src=$1
@@ -53,6 +54,25 @@ replay=$(grep -m1 "replay: .*rope.orthogonal" "$tmp/mutant.out" | sed 's/^ *repl
 [[ $replay == *"validate --plugin $mutant"* ]] || fail "replay does not name the plugin: $replay"
 expect 1 replay -- $replay
 has replay.out "FAIL rope.orthogonal"
+
+# fp32 angles: the catalogue fails it, and the profile says where, octave by octave, and which
+# contract it meets (fp32 angles) up to which position it is exact.
+fp32=$(build fp32-angles PLANT_FP32_ANGLES)
+expect 1 fp32 -- run --plugin "$fp32" --property 'rope.agrees_with_reference' --json "$tmp/fp32.json"
+has fp32.out "profile rope_apply: example-c-rope-sinusoidal at rope(layout=half_split,d=128,rot=128,base=10000)"
+has fp32.out "fp32-angles contract met; exact to position"
+has fp32.out "over the bound"
+python3 - "$tmp/fp32.json" <<'PY'
+import json, sys
+profiles = json.load(open(sys.argv[1]))["profiles"]
+rope = [p for p in profiles if p["operation"] == "rope_apply"]
+assert {p["dtype"] for p in rope} == {"f32", "bf16", "f16"}, rope
+f32 = next(p for p in rope if p["dtype"] == "f32")["checks"][0]
+assert f32["property"] == "rope.agrees_with_reference" and not f32["holds"], f32
+assert f32["contract"]["met"] == "fp32-angles" and f32["contract"]["exact_to"] > 0, f32["contract"]
+octaves = f32["octaves"]
+assert octaves[0]["holds"] and not octaves[-1]["holds"] and octaves[-1]["to"] == 1 << 24, octaves
+PY
 
 oob=$(build oob-write PLANT_OOB_WRITE)
 expect 3 oob -- run --plugin "$oob" --dtype f32 --json "$tmp/oob.json"

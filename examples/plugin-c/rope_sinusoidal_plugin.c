@@ -12,6 +12,7 @@
  *   PLANT_NO_ENTRY           exports no pecheck_plugin_v1 symbol
  *   PLANT_UNWRITTEN          the sinusoidal table leaves its last element unwritten
  *   PLANT_ABORT_ON_LOAD      aborts in a library constructor, before pecheck sees a descriptor
+ *   PLANT_FP32_ANGLES        forms RoPE's inv_freq and pos * inv_freq in fp32 (the tutorials' way)
  * and one compatibility variant:
  *   V1_FIRST_DESCRIPTOR      declares the struct_size of ABI 1's first descriptor, which ended
  *                            before mrope_apply: it must load, and offer no M-RoPE
@@ -149,7 +150,12 @@ static pecheck_status rope_apply(const pecheck_host* host, const pecheck_rope_sp
   for (int64_t t = 0; t < x.shape[0]; ++t)
     for (int64_t h = 0; h < x.shape[1]; ++h)
       for (int64_t i = 0; i < pairs; ++i) {
+#ifdef PLANT_FP32_ANGLES /* as the PyTorch tutorials and HF form them: inv_freq and pos * inv_freq in fp32 */
+        const float inv_freq = (float)(pow(s->base, -2.0 * (double)i / (double)rot) * scale);
+        const double angle = (double)((float)positions[t] * inv_freq);
+#else
         const double angle = (double)positions[t] * (pow(s->base, -2.0 * (double)i / (double)rot) * scale);
+#endif
         rotate(&x, t, h, s->layout, i, pairs, angle);
       }
   return PECHECK_OK;

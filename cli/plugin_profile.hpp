@@ -1,0 +1,34 @@
+// validate --plugin's profile: the plugin's rope_apply and sinusoidal_table read like a dump,
+// per octave of position up to 2^24 - 1 (cli/plugin_profile.cpp).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/dump_report.hpp"
+#include "interface/backend.hpp"
+#include "interface/operations.hpp"
+
+namespace pecheck::plugin {
+struct Declaration;
+}
+
+namespace pecheck::cli {
+
+struct Profile {
+  Op op = Op::rope_apply;
+  DType dtype = DType::f32;
+  std::optional<Checked> checked;  ///< the outputs read and measured
+  std::string failure;             ///< else why the plugin did not return them (a crash, a hang)
+};
+
+/// One profile per operation (rope_apply, sinusoidal_table) and dtype the plugin offers, each
+/// computed in a child process.
+std::vector<Profile> plugin_profiles(const plugin::Declaration& decl, const Backend& b,
+                                     const std::vector<DType>& dtypes, double timeout_s);
+void print_profiles(const std::vector<Profile>& profiles, bool quiet);
+nlohmann::json profiles_json(const std::vector<Profile>& profiles);
+
+}  // namespace pecheck::cli
