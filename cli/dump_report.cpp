@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 
+#include "cli/commands.hpp"
+#include "dump/array.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 
@@ -86,6 +89,7 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
       c.convention = f.text;
       c.reading = reading_json(f.reading);
       c.measurements = {rope_agreement(d, f.spec, contract), rope_norms(d, f.spec, contract)};
+      c.spec = f.spec;
     } catch (const FitError& e) {
       if (e.reading) c.reading = reading_json(*e.reading);
       const RopeSpec pairing = fit_rope_pairing(d);
@@ -93,6 +97,7 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
         const RopeSpec stated = stated_spec(d.rope, pairing);
         c.convention = fmt::format("as stated, {}, which the pairs contradict ({})", stated.describe(), e.what());
         c.measurements = {rope_agreement(d, stated, contract), rope_norms(d, stated, contract)};
+        c.spec = stated;
       } else {
         c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
                                    layout_name(pairing.layout), pairing.rotary_dim);
@@ -132,6 +137,40 @@ void print_checked(const Checked& c, bool quiet, std::string_view what) {
     }
     std::cout << "    " << m.summary << "\n";
   }
+}
+
+DumpSetReading read_dump_set(const std::string& dir, tol::RopeContract contract) {
+  DumpSetReading out;
+  std::vector<std::string> dirs;
+  try {
+    dirs = find_dumps(dir);
+  } catch (const dump::FormatError& e) {
+    throw UsageError(e.what());
+  }
+  // DIR itself a dump: a bad one is exit 2 and nothing is written. A directory of dumps: each bad
+  // one is set aside with its reason and the others are read.
+  const bool one = dirs.size() == 1 && std::filesystem::equivalent(dirs.front(), dir);
+  for (const std::string& d : dirs) {
+    try {
+      out.checked.push_back(check_dump(load_dump(d), contract));
+    } catch (const dump::FormatError& e) {
+      if (one) throw UsageError(e.what());
+      out.unreadable.emplace_back(d, e.what());
+    }
+  }
+  return out;
+}
+
+PropertyResult as_result(const Checked& c, const Measurement& m) {
+  return {.property = m.property,
+          .encoder = c.dump.encoder,
+          .dtype = c.dump.dtype,
+          .verdict = m.holds() ? Verdict::pass : Verdict::fail,
+          .cases = static_cast<int>(c.dump.tokens()),
+          .max_error_u = m.max_u,
+          .bound_u = m.bound_u,
+          .message = m.summary,
+          .counterexample = m.holds() ? "" : m.where};
 }
 
 nlohmann::json checked_json(const Checked& c, const Measurement& m) {

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dumpcheck/agreement.hpp"
 #include "dumpcheck/dump_set.hpp"
+#include "harness/property.hpp"
 #include "harness/tolerance.hpp"
 
 namespace pecheck::cli {
@@ -20,6 +23,7 @@ struct Checked {
   std::string convention;
   nlohmann::json reading;  ///< RoPE: the convention as fields, and every rule tried
   std::vector<dumpcheck::Measurement> measurements;
+  std::optional<RopeSpec> spec;  ///< RoPE: the spec agreement was measured under, if any
 };
 
 /// Reads the convention and measures the dump under it, agreement judged by `contract`.
@@ -28,6 +32,18 @@ Checked check_dump(dumpcheck::Dump d, tol::RopeContract contract);
 /// The reading in text: "<what> <dir>: <encoder> (shape, dtype)", the convention, each check
 /// with its octave table (only failing ones when quiet).
 void print_checked(const Checked& c, bool quiet, std::string_view what);
+
+/// The dumps under dir (dir itself, or each subdirectory with a manifest), read and measured,
+/// and those that could not be read, with the reason. A bad dump given as dir itself, or no
+/// dump at all, is a UsageError.
+struct DumpSetReading {
+  std::vector<Checked> checked;
+  std::vector<std::pair<std::string, std::string>> unreadable;  ///< (dir, reason)
+};
+DumpSetReading read_dump_set(const std::string& dir, tol::RopeContract contract);
+
+/// A measurement of a dump as a result row (the table, the verdict matrix, JSON, JUnit).
+PropertyResult as_result(const Checked& c, const dumpcheck::Measurement& m);
 
 /// The per-result JSON fields validate --dump adds for measurement m of c: dump, convention,
 /// where, octaves, reading, contract.

@@ -24,7 +24,7 @@ using dumpcheck::Kind;
 
 /// The profile's spec: what a model most often asks for (HF's default RoPE, Vaswani's sinusoid).
 constexpr int kWidth = 128, kHeads = 2;
-const RopeSpec kRope{.head_dim = kWidth, .rotary_dim = kWidth, .base = 10000, .layout = RopeLayout::half_split};
+const RopeSpec& kRope = kProfileRope;
 const SinusoidalSpec kSinusoid{.d_model = kWidth};
 
 std::vector<std::int64_t> profile_positions() {
@@ -82,6 +82,27 @@ Dump profile_dump(Kind kind, DType dt, const std::string& plugin) {
 }
 
 }  // namespace
+
+std::string describe_plugin(const plugin::Declaration& d) {
+  std::string ops, dtypes;
+  for (Op op : {Op::sinusoidal_table, Op::learned_add, Op::rope_apply, Op::alibi_bias, Op::shaw_scores, Op::t5_bias,
+                Op::attention}) {
+    const int bit = *plugin::abi_op(op);
+    if (!(d.ops >> bit & 1u)) continue;
+    ops += fmt::format("{}{} ({})", ops.empty() ? "" : ", ", op_name(op),
+                       d.conventions >> bit & 1u ? "honours the spec" : "opaque convention");
+  }
+  for (DType dt : kAllDTypes)
+    if (d.dtypes >> static_cast<int>(dt) & 1u) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : " ", dtype_name(dt));
+  return fmt::format("plugin {} ({}): {}; stores {}", d.name, d.path, ops, dtypes);
+}
+
+std::optional<std::string> plugin_skip_reason(const plugin::Declaration& d, const Property& p, DType dt) {
+  if (auto why = plugin::declined(d, p.op, dt)) return why;
+  if (!(d.conventions >> *plugin::abi_op(p.op) & 1u) && !p.convention_free)
+    return fmt::format("{} states no convention for {}: only convention-free properties apply", d.name, op_name(p.op));
+  return std::nullopt;
+}
 
 std::vector<Profile> plugin_profiles(const plugin::Declaration& decl, const Backend& b,
                                      const std::vector<DType>& dtypes, double timeout_s) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/dump_report.hpp"
+#include "harness/property.hpp"
 #include "interface/backend.hpp"
 #include "interface/operations.hpp"
 
@@ -17,12 +18,21 @@ struct Declaration;
 
 namespace pecheck::cli {
 
+/// The RoPE the profile asks for: HF's default (half-split, head_dim 128, base 10000).
+inline const RopeSpec kProfileRope{.head_dim = 128, .rotary_dim = 128, .base = 10000, .layout = RopeLayout::half_split};
+
 struct Profile {
   Op op = Op::rope_apply;
   DType dtype = DType::f32;
   std::optional<Checked> checked;  ///< the outputs read and measured
   std::string failure;             ///< else why the plugin did not return them (a crash, a hang)
 };
+
+/// "plugin NAME (PATH): ops (honours the spec | opaque convention); stores dtypes".
+std::string describe_plugin(const plugin::Declaration& d);
+/// What the declaration alone says about a property x dtype, before any child is started: the
+/// operation is not offered, or its convention is not stated and the property needs one.
+std::optional<std::string> plugin_skip_reason(const plugin::Declaration& d, const Property& p, DType dt);
 
 /// One profile per operation (rope_apply, sinusoidal_table) and dtype the plugin offers, each
 /// computed in a child process.

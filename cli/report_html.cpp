@@ -3,6 +3,8 @@
 // matrix of a run, RoPE error against position (log axes) for every backend and dtype beside the
 // naive fp32-angle computation, the sinusoidal table and its Toeplitz Gram matrix, and the RoPE
 // score against m - n for three absolute positions (the curves coincide: only the offset matters).
+// With --plugin LIB the page draws a plugin instead (its verdicts and its profile,
+// cli/plugin_profile.cpp); with --dump DIR, the dumps validate --dump reads.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -11,11 +13,14 @@
 #include <random>
 
 #include "cli/commands.hpp"
+#include "cli/dump_report.hpp"
+#include "cli/plugin_profile.hpp"
 #include "cli/svg.hpp"
 #include "harness/encoders.hpp"
 #include "harness/rope_measure.hpp"
 #include "impl/backend_table.hpp"
 #include "impl/fp32_angle_rope.hpp"
+#include "plugin/plugin_host.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -40,12 +45,13 @@ std::vector<std::int64_t> octave_positions() {
 /// Max over pairs and over each octave of |y - y_exact| / (u |x_pair|) (harness/rope_measure.hpp):
 /// the curve of one encoder (or of the fp32-angle baseline, impl/fp32_angle_rope.hpp, when enc is
 /// null) in one dtype; x = the octave's top position.
-svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, const std::string& color) {
-  const RopeSpec s{64, 64, 500000.0, RopeLayout::half_split};
+svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, const std::string& color,
+                             const RopeSpec& s = {64, 64, 500000.0, RopeLayout::half_split}) {
   const auto pos = octave_positions();
+  const std::size_t D = static_cast<std::size_t>(s.head_dim);
   std::mt19937 rng(7);
   std::normal_distribution<double> normal;
-  std::vector<float> x(pos.size() * 64);
+  std::vector<float> x(pos.size() * D);
   for (float& v : x) v = round_to(dt, normal(rng));
   std::vector<float> y = x;
   if (enc)
@@ -54,10 +60,10 @@ svg::Series rope_error_curve(Encoder* enc, DType dt, const std::string& label, c
     baseline::fp32_angle_rope(s, dt, 1, pos, y);
   std::vector<double> exact(x.size());
   for (std::size_t t = 0; t < pos.size(); ++t) {
-    std::vector<Real> r(x.begin() + static_cast<std::ptrdiff_t>(t * 64),
-                        x.begin() + static_cast<std::ptrdiff_t>(t * 64 + 64));
+    std::vector<Real> r(x.begin() + static_cast<std::ptrdiff_t>(t * D),
+                        x.begin() + static_cast<std::ptrdiff_t>((t + 1) * D));
     ref::rope_rotate<Real>(s, pos[t], r);
-    for (std::size_t k = 0; k < 64; ++k) exact[t * 64 + k] = ref::to_double(r[k]);
+    for (std::size_t k = 0; k < D; ++k) exact[t * D + k] = ref::to_double(r[k]);
   }
   measure::OctaveMax worst;
   const std::vector<double> got(y.begin(), y.end());
@@ -86,6 +92,39 @@ std::string accuracy_charts() {
       c.series.push_back(rope_error_curve(enc.get(), dt, b.name, kColors[color++ % 6]));
     }
     c.series.push_back(rope_error_curve(nullptr, dt, "naive fp32 angle", "#d62728"));
+    html += svg::line_chart(c);
+  }
+  return html;
+}
+
+/// A RoPE agreement measured elsewhere (a plugin's profile, a dump): its octave maxima.
+struct MeasuredCurve {
+  DType dtype;
+  std::string label;
+  RopeSpec spec;  ///< what it was measured under: the fp32-angle baseline is drawn at the same
+  const dumpcheck::Measurement* m;
+};
+
+/// One chart per dtype that has curves: each curve's worst error per octave, beside the naive
+/// fp32-angle computation of the first curve's spec.
+std::string measured_charts(const std::vector<MeasuredCurve>& curves) {
+  std::string html;
+  for (const DType dt : kAllDTypes) {
+    svg::Chart c{fmt::format("RoPE {}: worst pair error per octave", dtype_name(dt)),
+                 {"position (top of the octave)", true},
+                 {"error (u of the dtype)", true},
+                 {}};
+    int color = 0;
+    const RopeSpec* spec = nullptr;
+    for (const MeasuredCurve& m : curves) {
+      if (m.dtype != dt) continue;
+      svg::Series s{m.label, kColors[color++ % 6], {}, {}, false};
+      for (const auto& o : m.m->octaves) s.x.push_back(double(o.hi)), s.y.push_back(o.max_u);
+      c.series.push_back(s);
+      if (!spec) spec = &m.spec;
+    }
+    if (!spec) continue;
+    c.series.push_back(rope_error_curve(nullptr, dt, "naive fp32 angle", "#d62728", *spec));
     html += svg::line_chart(c);
   }
   return html;
@@ -190,8 +229,43 @@ int report_html(VerifyOptions o, const std::string& path) {
   const auto properties = select_properties(o.property);
   const auto dtypes = select_dtypes(o.dtype);
   VerifyRun run = start_run(o, "report");
-  run.total = count_units(backends, properties, dtypes, o);
-  for (const Backend* b : backends) run_catalogue(*b, properties, dtypes, o, run);
+  // What is drawn: pecheck's own backends, a plugin (its catalogue run and its profile), or dumps.
+  std::vector<Profile> profiles;
+  DumpSetReading dumps;
+  std::vector<MeasuredCurve> curves;
+  std::string subject = "pecheck's backends";
+  if (!o.plugin.empty()) {
+    plugin::Declaration d;
+    try {
+      d = plugin::probe(o.plugin, o.timeout_s);
+    } catch (const plugin::LoadError& e) {
+      throw UsageError(e.what());
+    } catch (const plugin::LoadCrash& e) {
+      std::cerr << "pecheck: " << e.what() << "\n";
+      return 3;
+    }
+    const Backend b = plugin::as_backend(d);
+    run.total = count_units({&b}, properties, dtypes, o);
+    run_catalogue(b, properties, dtypes, o, run,
+                  [&](const Property& p, DType dt) { return plugin_skip_reason(d, p, dt); });
+    profiles = plugin_profiles(d, b, dtypes, o.timeout_s);
+    for (const Profile& p : profiles)
+      if (p.checked && p.op == Op::rope_apply)
+        curves.push_back({p.dtype, d.name, kProfileRope, &p.checked->measurements.front()});
+    subject = svg::escape(describe_plugin(d));
+  } else if (!o.dump.empty()) {
+    dumps = read_dump_set(o.dump, tol::RopeContract::exact);
+    for (const auto& [dir, why] : dumps.unreadable) std::cerr << "pecheck: " << why << "\n";
+    for (const Checked& c : dumps.checked) {
+      for (const auto& m : c.measurements) run.results.push_back(as_result(c, m));
+      if (c.dump.kind == dumpcheck::Kind::rope && c.spec)
+        curves.push_back({c.dump.dtype, c.dump.dir, *c.spec, &c.measurements.front()});
+    }
+    subject = svg::escape(fmt::format("the dumps in {}", o.dump));
+  } else {
+    run.total = count_units(backends, properties, dtypes, o);
+    for (const Backend* b : backends) run_catalogue(*b, properties, dtypes, o, run);
+  }
   int failed = 0, crashed = 0;
   for (const auto& r : run.results) {
     failed += r.verdict == Verdict::fail || r.verdict == Verdict::crash;
@@ -203,15 +277,15 @@ int report_html(VerifyOptions o, const std::string& path) {
   html += kStyle;
   html += "</style></head><body>";
   html += fmt::format(
-      "<h1>pecheck report</h1><p>seed {}, {} cases per property x encoder x dtype; {} results, {} "
+      "<h1>pecheck report</h1><p>{}: seed {}, {} cases per property x encoder x dtype; {} results, {} "
       "failed or crashed. Cells show the worst measured error in units of the dtype's roundoff "
       "(hover for the bound).</p>",
-      run.seed, run.cases, run.results.size(), failed);
+      subject, run.seed, run.cases, run.results.size(), failed);
   html += "<h2>Verdicts</h2>" + verdict_matrix(run);
   html +=
       "<h2>RoPE error against position</h2><p>Worst pair error per octave of position against the 50-digit "
-      "reference, every backend and dtype; dashed: angles formed in fp32, as in the PyTorch tutorials.</p>";
-  html += accuracy_charts();
+      "reference, every dtype; dashed: angles formed in fp32, as in the PyTorch tutorials.</p>";
+  html += o.plugin.empty() && o.dump.empty() ? accuracy_charts() : measured_charts(curves);
   html += "<h2>The sinusoidal table and its Gram matrix</h2>" + sinusoid_pictures();
   html += "<h2>RoPE: only the offset matters</h2>" + rope_offset_chart();
   html += "</body></html>\n";

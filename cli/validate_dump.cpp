@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -32,27 +31,8 @@ tol::RopeContract parse_contract(const std::string& name) {
 int validate_dump(VerifyOptions o) {
   check_common_options(o);
   const tol::RopeContract contract = parse_contract(o.contract);
-  std::vector<Checked> checked;
   const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> dirs;
-  try {
-    dirs = find_dumps(o.dump);
-  } catch (const dump::FormatError& e) {
-    throw UsageError(e.what());
-  }
-  // Everything is read and fitted before anything is reported. DIR itself a dump: a bad one is
-  // exit 2 and writes nothing. A directory of dumps: each bad one is one line on stderr, the rest
-  // are validated and reported, and the exit status is 2 (bad input beats a failed check).
-  const bool one = dirs.size() == 1 && std::filesystem::equivalent(dirs.front(), o.dump);
-  std::vector<std::pair<std::string, std::string>> unreadable;
-  for (const std::string& dir : dirs) {
-    try {
-      checked.push_back(check_dump(load_dump(dir), contract));
-    } catch (const dump::FormatError& e) {
-      if (one) throw UsageError(e.what());
-      unreadable.emplace_back(dir, e.what());
-    }
-  }
+  auto [checked, unreadable] = read_dump_set(o.dump, contract);
   VerifyRun run;
   run.seed = o.seed.value_or(0);  // nothing is drawn: the dump is the case
   std::cout << fmt::format("pecheck validate --dump {}: {} dump{}{}\n", o.dump, checked.size(),
@@ -63,15 +43,7 @@ int validate_dump(VerifyOptions o) {
   for (const Checked& c : checked) {
     print_checked(c, o.quiet, "dump");
     for (const Measurement& m : c.measurements) {
-      run.results.push_back({.property = m.property,
-                             .encoder = c.dump.encoder,
-                             .dtype = c.dump.dtype,
-                             .verdict = m.holds() ? Verdict::pass : Verdict::fail,
-                             .cases = static_cast<int>(c.dump.tokens()),
-                             .max_error_u = m.max_u,
-                             .bound_u = m.bound_u,
-                             .message = m.summary,
-                             .counterexample = m.holds() ? "" : m.where});
+      run.results.push_back(as_result(c, m));
       extras.push_back(checked_json(c, m));
     }
   }

@@ -33,5 +33,20 @@ size=$(stat -c %s "$tmp/r.png" 2>/dev/null || echo 0)
 [ "$(head -c 8 "$tmp/r.png" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] || fail "screenshot is not a PNG"
 [ -n "${PECHECK_KEEP_REPORT:-}" ] && cp "$tmp/r.html" "$tmp/r.png" "$PECHECK_KEEP_REPORT"/
 
-[ "$fails" -eq 0 ] && echo "report renders: $svgs pictures, $rows table rows, screenshot $size bytes"
+# A plugin's page (its verdicts and its RoPE profile, one chart per dtype) and a dump directory's.
+plugin="${PLUGIN:?set PLUGIN to the example plugin}"
+"$pecheck" report --html "$tmp/p.html" --plugin "$plugin" --cases 5 --seed 1 --quiet >"$tmp/p.txt" 2>&1 ||
+  fail "report --plugin exits $?: $(tail -3 "$tmp/p.txt")"
+"$chromium" "${flags[@]}" --dump-dom "file://$tmp/p.html" >"$tmp/p.dom" 2>>"$tmp/chromium.err"
+[ "$(grep -o '<svg' "$tmp/p.dom" | wc -l)" -ge 6 ] || fail "the plugin page lacks its 3 profile charts and the 3 others"
+grep -q 'example-c-rope-sinusoidal' "$tmp/p.dom" || fail "the plugin page does not name the plugin"
+grep -q 'naive fp32 angle' "$tmp/p.dom" || fail "the plugin page lacks the fp32-angle baseline"
+"$pecheck" golden --family rope --dim 64 --dtype bf16 --positions 0:64,1000,65536,16777215 --out "$tmp/dumps/a" >/dev/null
+"$pecheck" report --html "$tmp/d.html" --dump "$tmp/dumps" --quiet >"$tmp/d.txt" 2>&1 ||
+  fail "report --dump exits $?: $(tail -3 "$tmp/d.txt")"
+"$chromium" "${flags[@]}" --dump-dom "file://$tmp/d.html" >"$tmp/d.dom" 2>>"$tmp/chromium.err"
+[ "$(grep -o '<svg' "$tmp/d.dom" | wc -l)" -ge 4 ] || fail "the dump page lacks its profile chart and the 3 others"
+grep -q 'rope.agrees_with_reference' "$tmp/d.dom" || fail "the dump page lacks its verdicts"
+
+[ "$fails" -eq 0 ] && echo "report renders: $svgs pictures, $rows table rows, screenshot $size bytes; plugin and dump pages too"
 exit $((fails > 0))
