@@ -49,6 +49,10 @@ struct VerifyRun {
   std::string extra_json;  ///< a JSON object whose keys --json adds at the top level (validate's profiles)
 };
 
+/// `pecheck manifest --from-hf-config FILE`: prints a dump manifest's convention from a model's
+/// config.json (cli/manifest.cpp).
+int manifest_from_hf_config(const std::string& path);
+
 /// Runs the selection; throws UsageError for a bad selection. Returns the process exit status.
 int verify(VerifyOptions o);
 /// Runs the catalogue against every mutant and every correct encoder; prints the kill matrix.

@@ -80,6 +80,15 @@ int main(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "Run the catalogue and draw it: one self-contained HTML page");
   add_run_options(report_cmd, ro, true, "No progress on stderr");
   report_cmd->add_option("--html", html, "Write the page to FILE")->required();
+  auto* report_plugin = report_cmd->add_option(
+      "--plugin", ro.plugin, "Draw a plugin instead of pecheck's backends: its verdicts and its RoPE profile");
+  report_cmd->add_option("--dump", ro.dump, "Draw the dumps in DIR instead (what validate --dump reads)")
+      ->excludes(report_plugin);
+
+  std::string hf_config;
+  auto* manifest_cmd = app.add_subcommand(
+      "manifest", "Print a dump manifest's RoPE convention from a model's config.json (HF's vocabulary)");
+  manifest_cmd->add_option("--from-hf-config", hf_config, "The model's config.json")->required();
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the properties and the backends");
@@ -105,6 +114,7 @@ int main(int argc, char** argv) {
     }
     if (*selftest_cmd) return selftest(so);
     if (*report_cmd) return report_html(ro, html);
+    if (*manifest_cmd) return manifest_from_hf_config(hf_config);
   } catch (const UsageError& e) {
     std::cerr << "pecheck: " << e.what() << "\n";
     return 2;

@@ -85,7 +85,29 @@ malformed headdim "m['convention']={'head_dim': 64}" "convention head_dim 64"
 malformed partial "m['convention']={'rotary_dim': 64, 'partial_rotary_factor': 0.25}" "contradicts partial_rotary_factor"
 malformed nofactor "m['convention']={'rope_scaling': {'rope_type': 'llama3'}}" 'needs "factor"'
 malformed notbf16 "m['arrays']['y']='y_f64.npy'" "is not a bf16 value"
-# 5. A directory with one unreadable dump among good ones: the good ones are validated and
+# 5. manifest --from-hf-config: a Llama 3.1-style config.json gives the convention that
+#    validates the Llama 3 dump as stated; a key pecheck does not know in it is exit 2.
+cat >"$tmp/config.json" <<'JSON'
+{"hidden_size": 256, "num_attention_heads": 2, "max_position_embeddings": 131072, "rope_theta": 500000.0,
+ "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                  "original_max_position_embeddings": 8192, "rope_type": "llama3"}}
+JSON
+expect 0 hfconfig -- "$PECHECK" manifest --from-hf-config "$tmp/config.json"
+"$py" - "$tmp/hfconfig.out" "$tmp/r1/manifest.json" <<'PY'
+import json, sys
+made = json.load(open(sys.argv[1]))
+assert made["convention"]["head_dim"] == 128 and made["convention"]["rope_theta"] == 500000, made
+m = json.load(open(sys.argv[2]))
+m["convention"] = made["convention"]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+expect 0 hfstated -- "$PECHECK" validate --dump "$tmp/r1" --quiet
+grep -qF "llama3 as stated" "$tmp/hfstated.out" || { cat "$tmp/hfstated.out"; fail "the HF config's convention was not used"; }
+sed -i 's/"rope_type": "llama3"/"rope_type": "llama3", "finetuned": true/' "$tmp/config.json"
+expect 2 hfbad -- "$PECHECK" manifest --from-hf-config "$tmp/config.json"
+grep -qF 'unknown key "finetuned"' "$tmp/hfbad.err" || { cat "$tmp/hfbad.err"; fail "the unknown key is not named"; }
+
+# 6. A directory with one unreadable dump among good ones: the good ones are validated and
 #    reported, the bad one is one line on stderr and in not_read, and the exit status is 2.
 mkdir "$tmp/dir"
 cp -r "$tmp/r2" "$tmp/dir/a-good"
