@@ -1,6 +1,7 @@
 #include "cli/dump_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "dump/array.hpp"
+#include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 
@@ -64,6 +66,9 @@ Measurement no_fit(const std::string& property, const Dump& d, const FitError& e
 std::string shape_text(const Dump& d) {
   if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
   if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
+  if (d.kind == Kind::alibi)
+    return d.key_bias ? fmt::format("ALiBi key bias, {} heads x {} positions", d.heads, d.tokens())
+                      : fmt::format("ALiBi bias, {} heads x {} x {}", d.heads, d.tokens(), d.tokens());
   return fmt::format("sinusoidal table, {} positions x {}", d.tokens(), d.width);
 }
 
@@ -104,6 +109,11 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
         c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
       }
     }
+  } else if (d.kind == Kind::alibi) {
+    c.convention = fmt::format("ALiBi, {} heads, {}; slopes read: {:.6g}", d.heads,
+                               d.key_bias ? "BLOOM's key bias m p_j" : "the bias -m |p_i - p_j|",
+                               fmt::join(read_alibi_slopes(d), ", "));
+    c.measurements = {alibi_agreement(d), alibi_slopes_check(d)};
   } else if (d.kind == Kind::learned) {
     c.convention = fmt::format("learned table, max_len {}, d_model {} (nothing to fit)", d.max_len, d.width);
     c.measurements = {learned_agreement(d)};

@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "dump/npy.hpp"
+#include "reference/alibi.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -223,8 +224,27 @@ int golden(const GoldenOptions& g) {
     files.push_back(array("table_f64", dump::ElementType::f64, {n, g.dim}, y_exact));
     arrays["table"] = "table.npy";
     describe = s.describe();
+  } else if (g.family == "alibi") {
+    // The catalogue's bias tensor (heads, n, n): -m_h |p_i - p_j|, -inf above the diagonal when
+    // causal. ALiBi states no convention: the slopes are the paper's for --heads heads.
+    const AlibiSpec s{.heads = g.heads, .causal = number("causal", take("causal", "1")) != 0};
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for alibi", kv.begin()->first));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::vector<double> b, b_exact;
+    for (const Real& v : ref::alibi_bias_tensor<Real>(s, positions)) {
+      b_exact.push_back(ref::to_double(v));
+      b.push_back(std::isinf(b_exact.back()) ? b_exact.back() : round_to(dt, b_exact.back()));
+    }
+    files.push_back(array("bias", storage(dt), {g.heads, n, n}, b));
+    files.push_back(array("bias_f64", dump::ElementType::f64, {g.heads, n, n}, b_exact));
+    arrays["bias"] = "bias.npy";
+    describe = s.describe();
   } else {
-    throw UsageError(fmt::format("--family must be rope or sinusoidal, got '{}'", g.family));
+    throw UsageError(fmt::format("--family must be rope, sinusoidal or alibi, got '{}'", g.family));
   }
   // Written into a sibling directory, then renamed into place: nothing is half-written.
   std::error_code ec;
@@ -235,11 +255,11 @@ int golden(const GoldenOptions& g) {
   if (!fs::create_directories(tmp, ec)) throw UsageError(fmt::format("--out '{}': cannot create it", g.out));
   try {
     for (const auto& a : files) dump::write_npy((tmp / (a.name + ".npy")).string(), a);
-    const nlohmann::json manifest = {{"encoder", fmt::format("pecheck golden {}", describe)},
-                                     {"family", g.family},
-                                     {"dtype", dtype_name(dt)},
-                                     {"arrays", arrays},
-                                     {"convention", convention}};
+    nlohmann::json manifest = {{"encoder", fmt::format("pecheck golden {}", describe)},
+                               {"family", g.family},
+                               {"dtype", dtype_name(dt)},
+                               {"arrays", arrays}};
+    if (!convention.is_null()) manifest["convention"] = convention;
     write_file_atomically((tmp / "manifest.json").string(), manifest.dump(2) + "\n", "--out");
     fs::remove(g.out, ec);  // an empty directory may be replaced
     fs::rename(tmp, g.out);

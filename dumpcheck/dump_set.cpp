@@ -11,6 +11,8 @@
 
 #include "dump/npy.hpp"
 #include "dump/safetensors.hpp"
+#include "dumpcheck/alibi_dump.hpp"
+#include "dumpcheck/dump_read.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 
 namespace pecheck::dumpcheck {
@@ -21,88 +23,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t kMaxPosition = std::int64_t{1} << 24;
-
-/// Reads the manifest's "arrays" entries: "file.npy", or "file.safetensors:tensor".
-class ArrayReader {
- public:
-  ArrayReader(std::string dir, DType dt) : dir_(std::move(dir)), dt_(dt) {}
-
-  dump::Array read(const std::string& role, const std::string& ref) {
-    const auto colon = ref.find(".safetensors:");
-    if (colon != std::string::npos) {
-      const std::string file = ref.substr(0, colon + 12), tensor = ref.substr(colon + 13);
-      auto& tensors = safetensors_[file];
-      if (tensors.empty()) tensors = dump::read_safetensors_file(path(file));
-      for (const auto& a : tensors)
-        if (a.name == tensor) return a;
-      throw FormatError(
-          fmt::format("{}: {} names tensor '{}', which {} does not hold", manifest(), role, tensor, file));
-    }
-    const auto hint = dt_ == DType::bf16 ? dump::StorageHint::bf16 : dump::StorageHint::none;
-    return dump::read_npy_file(path(ref), hint);
-  }
-  std::string manifest() const { return (fs::path(dir_) / "manifest.json").string(); }
-
- private:
-  std::string path(const std::string& file) const {
-    if (file.empty() || fs::path(file).is_absolute() || file.find("..") != std::string::npos)
-      throw FormatError(fmt::format("{}: array file '{}' must be a relative path inside the dump", manifest(), file));
-    return (fs::path(dir_) / file).string();
-  }
-  std::string dir_;
-  DType dt_;
-  std::map<std::string, std::vector<dump::Array>> safetensors_;
-};
-
-template <class T>
-T field(const Json& j, const char* key, const std::string& where) {
-  if (!j.contains(key)) throw FormatError(fmt::format("{}: missing \"{}\"", where, key));
-  try {
-    return j.at(key).get<T>();
-  } catch (const Json::exception&) {
-    throw FormatError(fmt::format("{}: \"{}\" has the wrong type", where, key));
-  }
-}
-
-std::vector<double> floats(const dump::Array& a, const std::string& role) {
-  if (!dump::is_floating(a.type))
-    throw FormatError(
-        fmt::format("{}: {} must be a floating-point array, got {}", a.name, role, dump::element_type_name(a.type)));
-  return a.values;
-}
-
-/// Values the declared dtype cannot hold mean the dump is not what the manifest says (fp32 data
-/// declared bf16 would be checked against a looser bound than its own).
-void require_representable(const std::vector<double>& v, DType dt, const std::string& name) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (std::isfinite(v[i]) && static_cast<double>(round_to(dt, v[i])) != v[i])
-      throw FormatError(fmt::format("{}: element {} ({:.9g}) is not a {} value, but the manifest declares dtype {}",
-                                    name, i, v[i], dtype_name(dt), dtype_name(dt)));
-}
-
-std::vector<std::int64_t> positions_of(const dump::Array& a, std::size_t expected) {
-  std::vector<std::int64_t> p;
-  if (!a.ints.empty() || a.size() == 0) {
-    p = a.ints;
-  } else {  // float positions are accepted when they are integers (torch.arange in a float dtype)
-    for (double v : a.values) {
-      if (v != std::floor(v)) throw FormatError(fmt::format("{}: position {} is not an integer", a.name, v));
-      p.push_back(static_cast<std::int64_t>(v));
-    }
-  }
-  if (p.size() != expected)
-    throw FormatError(fmt::format("{}: {} positions for {} tokens", a.name, p.size(), expected));
-  for (auto v : p)
-    if (v < 0 || v >= kMaxPosition) throw FormatError(fmt::format("{}: position {} outside [0, 2^24)", a.name, v));
-  return p;
-}
-
-void require_finite(const std::vector<double>& v, const std::string& what) {
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!std::isfinite(v[i]))
-      throw FormatError(fmt::format("{}: element {} is {}: dumps must be made from finite inputs", what, i, v[i]));
-}
+using namespace read;
 
 /// Reorders (b, h, n, d)-like axes into (b, n, h, d) given the manifest's axis letters.
 std::vector<double> to_bnhd(const dump::Array& a, const std::string& axes, std::int64_t dims[4]) {
@@ -293,9 +214,12 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "learned") {
     d.kind = Kind::learned;
     load_learned(m, reader, d);
+  } else if (family == "alibi") {
+    d.kind = Kind::alibi;
+    load_alibi(m, reader, d);
   } else {
-    throw FormatError(
-        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned)", where, family));
+    throw FormatError(fmt::format(
+        "{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned, alibi)", where, family));
   }
   return d;
 }

@@ -13,7 +13,7 @@
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal, learned };
+enum class Kind { rope, sinusoidal, learned, alibi };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -51,6 +51,10 @@ struct Dump {
   std::string refusal;
   StatedRope rope;
   StatedSinusoidal sinusoidal;
+  /// ALiBi: the bias as dumped, (heads, n, n) in the catalogue's form (-m |p_i - p_j|, -inf where
+  /// causally masked), or (heads, n) in BLOOM's key form (m p_j, added to every query's scores).
+  std::vector<double> bias;
+  bool key_bias = false;
   std::size_t tokens() const { return positions.size(); }
 };
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Runs transformers' own RoPE, for every rope_type it ships, on generated queries and writes one
-dump per case for `pecheck validate --dump`, with no convention stated: pecheck must read the
-rule and its parameters from the data.
+"""Runs transformers' own RoPE, for every rope_type it ships, on generated queries, and BLOOM's
+ALiBi, and writes one dump per case for `pecheck validate --dump`, with no convention stated:
+pecheck must read the rule and its parameters (the ALiBi slopes) from the data.
 
     python3 -m venv --system-site-packages venv && venv/bin/pip install transformers==4.49.0
     venv/bin/python examples/huggingface/dump_hf_rope.py OUT
@@ -10,7 +10,8 @@ rule and its parameters from the data.
 transformers 4.49.0 is the newest that imports on Debian 12's torch 1.13. The cases are the
 ones a user would meet: LlamaRotaryEmbedding + apply_rotary_pos_emb under the default rule at
 two bases, linear, dynamic, YaRN and Llama 3 scaling, in f32 and bf16; GPT-NeoX's partial
-rotary. Each dump's expected reading is in expected.json beside them (tests/huggingface.sh).
+rotary; BLOOM's build_alibi_tensor at 12 and 16 heads. Each dump's expected reading is in
+expected.json beside them (tests/huggingface.sh).
 """
 import json
 import os
@@ -18,6 +19,7 @@ import sys
 
 import numpy as np
 import torch
+from transformers.models.bloom.modeling_bloom import build_alibi_tensor
 from transformers.models.gpt_neox.configuration_gpt_neox import GPTNeoXConfig
 from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
 from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb as neox_apply
@@ -76,6 +78,26 @@ def neox(out, dtype):
                 {"rule": "none", "base": 10000, "rotary_dim": 32})
 
 
+def bloom_alibi(out, heads, dtype):
+    """BLOOM's build_alibi_tensor: (batch x heads, 1, n) = slope_h * position_j, positions from the
+    attention mask (0 .. n-1 for a mask of ones). 12 heads is not a power of two: the paper's
+    interleaved rule applies."""
+    n = 512
+    t = torch.bfloat16 if dtype == "bf16" else torch.float32
+    alibi = build_alibi_tensor(torch.ones(1, n, dtype=torch.long), heads, t)
+    d = os.path.join(out, f"bloom-alibi-{heads}-{dtype}")
+    os.makedirs(d, exist_ok=True)
+    a = alibi.view(torch.int16).numpy().view(np.uint16) if dtype == "bf16" else alibi.numpy()
+    np.save(os.path.join(d, "key_bias.npy"), a)
+    np.save(os.path.join(d, "positions.npy"), np.arange(n, dtype=np.int64))
+    manifest = {"encoder": f"HF BLOOM build_alibi_tensor, {heads} heads ({dtype})", "family": "alibi", "dtype": dtype,
+                "arrays": {"key_bias": "key_bias.npy", "positions": "positions.npy"}}
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    print(f"wrote {d}: {manifest['encoder']}")
+    return {os.path.basename(d): {"family": "alibi", "heads": heads}}
+
+
 def main(out):
     expected = {}
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -94,6 +116,9 @@ def main(out):
     # transformers 4.49 takes YaRN's original context from max_position_embeddings (8192 here).
     expected |= llama(out, "yarn-x4-f32", 10000.0, {"rope_type": "yarn", "factor": 4.0}, "f32",
                       {"rule": "yarn", "base": 10000, "factor": 4})
+    for heads in (12, 16):
+        expected |= bloom_alibi(out, heads, "bf16")
+    expected |= bloom_alibi(out, 12, "f32")
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=2)
 
