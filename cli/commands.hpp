@@ -35,6 +35,7 @@ struct VerifyOptions {
   std::string argv0 = "build/pecheck";
   std::string plugin;              ///< validate --plugin: replay commands name it
   std::string dump;                ///< validate --dump DIR
+  bool per_rule = true;            ///< a counterexample per failing scaling rule (selftest turns it off)
   std::string contract = "exact";  ///< validate --dump: the RoPE accuracy contract agreement is judged by
 };
 

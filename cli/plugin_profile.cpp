@@ -11,6 +11,7 @@
 #include <iostream>
 #include <random>
 
+#include "cli/commands.hpp"
 #include "harness/isolation.hpp"
 #include "harness/tolerance.hpp"
 #include "plugin/plugin_host.hpp"
@@ -82,6 +83,17 @@ Dump profile_dump(Kind kind, DType dt, const std::string& plugin) {
 }
 
 }  // namespace
+
+std::optional<plugin::Declaration> probe_plugin(const std::string& path, double timeout_s) {
+  try {
+    return plugin::probe(path, timeout_s);
+  } catch (const plugin::LoadError& e) {
+    throw UsageError(e.what());
+  } catch (const plugin::LoadCrash& e) {
+    std::cerr << "pecheck: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
 
 std::string describe_plugin(const plugin::Declaration& d) {
   std::string ops, dtypes;

@@ -28,6 +28,10 @@ struct Profile {
   std::string failure;             ///< else why the plugin did not return them (a crash, a hang)
 };
 
+/// Opens the plugin in a child: its declaration, or nothing when it crashed while loading (said
+/// on stderr; the caller exits 3). An unusable plugin is a UsageError.
+std::optional<plugin::Declaration> probe_plugin(const std::string& path, double timeout_s);
+
 /// "plugin NAME (PATH): ops (honours the spec | opaque convention); stores dtypes".
 std::string describe_plugin(const plugin::Declaration& d);
 /// What the declaration alone says about a property x dtype, before any child is started: the

@@ -80,6 +80,12 @@ void print_failures(const VerifyRun& run, const VerifyOptions& o) {
                                  number(r.counterexample_error_u), number(r.max_error_u), r.cases);
     }
     std::cout << "  " << r.message << "\n";
+    for (const auto& other : r.other_rules)
+      std::cout << fmt::format("  also under {}: {}{}\n    {}\n", other.rule, other.counterexample,
+                               std::isnan(other.counterexample_error_u)
+                                   ? ""
+                                   : fmt::format(" (error {} u)", number(other.counterexample_error_u)),
+                               other.message);
     std::cout << "  replay: " << replay_command(r, run, o) << "\n";
   }
 }
@@ -101,6 +107,11 @@ nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o) {
     if (!r.counterexample.empty()) j["counterexample"] = r.counterexample;
     if (r.verdict == Verdict::fail && !std::isnan(r.counterexample_error_u))
       j["counterexample_error_u"] = r.counterexample_error_u;
+    for (const auto& other : r.other_rules) {
+      nlohmann::json e = {{"rule", other.rule}, {"counterexample", other.counterexample}, {"message", other.message}};
+      if (!std::isnan(other.counterexample_error_u)) e["counterexample_error_u"] = other.counterexample_error_u;
+      j["other_rules"].push_back(e);
+    }
     if (r.verdict == Verdict::fail || r.verdict == Verdict::crash) j["replay"] = replay_command(r, run, o);
     nlohmann::json dist = nlohmann::json::object();
     for (const auto& [tag, count] : r.distribution) dist[tag] = count;

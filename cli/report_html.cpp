@@ -235,15 +235,9 @@ int report_html(VerifyOptions o, const std::string& path) {
   std::vector<MeasuredCurve> curves;
   std::string subject = "pecheck's backends";
   if (!o.plugin.empty()) {
-    plugin::Declaration d;
-    try {
-      d = plugin::probe(o.plugin, o.timeout_s);
-    } catch (const plugin::LoadError& e) {
-      throw UsageError(e.what());
-    } catch (const plugin::LoadCrash& e) {
-      std::cerr << "pecheck: " << e.what() << "\n";
-      return 3;
-    }
+    const auto probed = probe_plugin(o.plugin, o.timeout_s);
+    if (!probed) return 3;
+    const plugin::Declaration& d = *probed;
     const Backend b = plugin::as_backend(d);
     run.total = count_units({&b}, properties, dtypes, o);
     run_catalogue(b, properties, dtypes, o, run,

@@ -17,15 +17,9 @@ int validate(VerifyOptions o) {
   check_common_options(o);
   const auto properties = select_properties(o.property);
   const auto dtypes = select_dtypes(o.dtype);
-  plugin::Declaration d;
-  try {
-    d = plugin::probe(o.plugin, o.timeout_s);
-  } catch (const plugin::LoadError& e) {
-    throw UsageError(e.what());
-  } catch (const plugin::LoadCrash& e) {
-    std::cerr << "pecheck: " << e.what() << "\n";
-    return 3;
-  }
+  const auto probed = probe_plugin(o.plugin, o.timeout_s);
+  if (!probed) return 3;
+  const plugin::Declaration& d = *probed;
   const Backend b = plugin::as_backend(d);
   VerifyRun run = start_run(o, "validate");
   std::cout << describe_plugin(d) << "\n";

@@ -125,7 +125,7 @@ VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
                    const VerifyOptions& o, VerifyRun& run, const SkipRule& skip) {
   const Availability a = b.probe();
-  const RunParams params{run.seed, run.cases};
+  const RunParams params{run.seed, run.cases, o.per_rule};
   for (const Property* p : properties)
     for (DType dt : dtypes) {
       if (!applies(*p, dt) || !next_unit_is_mine(o, run)) continue;

@@ -28,6 +28,11 @@ nlohmann::json to_json(const PropertyResult& r) {
                       {"counterexample", r.counterexample},
                       {"distribution", r.distribution}};
   if (!std::isnan(r.counterexample_error_u)) j["counterexample_error_u"] = r.counterexample_error_u;
+  for (const auto& o : r.other_rules) {
+    nlohmann::json e = {{"rule", o.rule}, {"counterexample", o.counterexample}, {"message", o.message}};
+    if (!std::isnan(o.counterexample_error_u)) e["counterexample_error_u"] = o.counterexample_error_u;
+    j["other_rules"].push_back(e);
+  }
   return j;
 }
 
@@ -41,6 +46,15 @@ void from_json(const nlohmann::json& j, PropertyResult& r) {
   r.message = j.at("message").get<std::string>();
   r.counterexample = j.at("counterexample").get<std::string>();
   // Absent when none was measured (NaN); an infinite one travels as null.
+  auto error = [](const nlohmann::json& e) {  // absent: none measured (NaN); null: infinite
+    if (!e.contains("counterexample_error_u")) return std::numeric_limits<double>::quiet_NaN();
+    return e.at("counterexample_error_u").is_null() ? std::numeric_limits<double>::infinity()
+                                                    : e.at("counterexample_error_u").get<double>();
+  };
+  if (j.contains("other_rules"))
+    for (const auto& e : j.at("other_rules"))
+      r.other_rules.push_back({e.at("rule").get<std::string>(), e.at("counterexample").get<std::string>(),
+                               e.at("message").get<std::string>(), error(e)});
   if (j.contains("counterexample_error_u"))
     r.counterexample_error_u = j.at("counterexample_error_u").is_null() ? std::numeric_limits<double>::infinity()
                                                                         : j.at("counterexample_error_u").get<double>();

@@ -36,6 +36,9 @@ std::string_view verdict_name(Verdict v);
 struct RunParams {
   std::uint64_t seed = 0;  ///< the run's seed; each property x dtype derives its own from it
   int cases = 100;
+  /// After a failure under one scaling rule, run again without it for the others' counterexamples
+  /// (PropertyResult::other_rules). Off where only pass or fail matters (selftest's mutants).
+  bool per_rule = false;
 };
 
 struct PropertyResult {
@@ -47,10 +50,17 @@ struct PropertyResult {
   /// A failure: the shrunk counterexample's own measurement (NaN when it failed without one: an
   /// unclean output, a crash). A failing row reports both: where it ended up, and how bad it got.
   double counterexample_error_u = std::numeric_limits<double>::quiet_NaN();
-  double bound_u = 0;                                     ///< the bound of the case that came closest to it
-  std::uint64_t seed = 0;                                 ///< the derived seed that replays exactly this result
-  std::string message;                                    ///< why it failed, was skipped or crashed
-  std::string counterexample;                             ///< the shrunk case, rendered as one string
+  double bound_u = 0;          ///< the bound of the case that came closest to it
+  std::uint64_t seed = 0;      ///< the derived seed that replays exactly this result
+  std::string message;         ///< why it failed, was skipped or crashed
+  std::string counterexample;  ///< the shrunk case, rendered as one string
+  /// Counterexamples under other scaling rules: after a failure, its rule is set aside and the
+  /// property run again, so that one rule's corner does not hide another rule's fault.
+  struct OtherRule {
+    std::string rule, counterexample, message;
+    double counterexample_error_u = std::numeric_limits<double>::quiet_NaN();
+  };
+  std::vector<OtherRule> other_rules;
   std::vector<std::pair<std::string, int>> distribution;  ///< RC_TAG classes of the cases
   double seconds = 0;                                     ///< wall time of the check (0 if skipped)
 };

@@ -33,7 +33,8 @@ struct RopeCase {
   }
   std::vector<std::string> tags() const {
     std::vector<std::string> t{gen::dim_class(spec.head_dim), spec.rotary_dim < spec.head_dim ? "partial" : "full",
-                               std::string(layout_name(spec.layout))};
+                               std::string(layout_name(spec.layout)),
+                               "scaling:" + std::string(scaling_name(spec.scaling.kind))};
     for (auto p : positions) t.push_back(gen::position_class(p));
     return t;
   }

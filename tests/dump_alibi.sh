@@ -4,17 +4,7 @@
 # power-of-two formula applied to 12 heads, a known bug) fail alibi.slopes naming the heads;
 # malformed ALiBi dumps are one line and exit 2.
 set -euo pipefail
-: "${PECHECK:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-py=/usr/bin/python3  # Debian's, with numpy
-expect() {  # expect STATUS NAME -- command...
-  local want=$1 name=$2 rc=0
-  shift 3
-  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-  [ "$rc" = "$want" ] || { cat "$tmp/$name.out" "$tmp/$name.err"; fail "$name: exit $rc, expected $want"; }
-}
+source "$(dirname "$0")/dump_lib.sh"
 
 expect 0 g1 -- "$PECHECK" golden --family alibi --heads 12 --dtype bf16 --positions 0:48,1000,70000 --out "$tmp/ok/causal"
 expect 0 g2 -- "$PECHECK" golden --family alibi --heads 8 --dtype f16 --convention causal=0 --positions 0:32 --out "$tmp/ok/sym"
@@ -49,9 +39,9 @@ grep -qF "slopes are not the paper's for 12 heads: head 0 reads 0.629961, the ru
 
 malformed() {  # malformed NAME PYTHON-EDIT-OF-MANIFEST TEXT
   rm -rf "$tmp/m"; cp -r "$tmp/ok/sym" "$tmp/m"
-  "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); exec(sys.argv[2]); json.dump(m, open(p,'w'))" "$tmp/m/manifest.json" "$2"
+  edit "$tmp/m" "$2"
   expect 2 "$1" -- "$PECHECK" validate --dump "$tmp/m"
-  [ "$(wc -l <"$tmp/$1.err")" = 1 ] && grep -qF -- "$3" "$tmp/$1.err" || { cat "$tmp/$1.err"; fail "$1: expected one line with: $3"; }
+  one_line "$1" "$3"
 }
 malformed both "m['arrays']['key_bias']='bias.npy'" 'has "bias" (heads, n, n) or "key_bias" (heads, n), one'
 malformed stated "m['convention']={'causal': True}" "states no convention"

@@ -6,18 +6,7 @@
 # the catalogue lacks, and data the declared dtype cannot hold are one line and exit 2; in a
 # directory of dumps the others are still validated.
 set -euo pipefail
-: "${PECHECK:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-py=/usr/bin/python3  # Debian's, whatever else is first on PATH
-expect() {  # expect STATUS NAME -- command...
-  local want=$1 name=$2 rc=0
-  shift 3
-  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-  [ "$rc" = "$want" ] || { cat "$tmp/$name.out" "$tmp/$name.err"; fail "$name: exit $rc, expected $want"; }
-}
-edit() { "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); exec(sys.argv[2]); json.dump(m, open(p,'w'))" "$1/manifest.json" "$2"; }
+source "$(dirname "$0")/dump_lib.sh"
 positions=0:70,100:8192:97,8192:1000000:4099,4000000,16777215
 
 # 1. Each rule: stated in HF's words it validates; unstated, the fit names it with its parameters.
@@ -73,8 +62,7 @@ malformed() {  # malformed NAME PYTHON-EDIT TEXT
   cp -r "$tmp/r4" "$tmp/m"
   edit "$tmp/m" "$2"
   expect 2 "$1" -- "$PECHECK" validate --dump "$tmp/m" --json "$tmp/$1.json"
-  [ "$(wc -l <"$tmp/$1.err")" = 1 ] || { cat "$tmp/$1.err"; fail "$1: stderr is not one line"; }
-  grep -qF -- "$3" "$tmp/$1.err" || { cat "$tmp/$1.err"; fail "$1: stderr lacks: $3"; }
+  one_line "$1" "$3"
   [ ! -e "$tmp/$1.json" ] || fail "$1: a report was written"
 }
 malformed flatkey "m['convention']={'rope_type': 'llama3', 'factor': 8}" 'unknown key "factor"'

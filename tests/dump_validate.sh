@@ -4,23 +4,8 @@
 # factor and dtype); a corrupted output fails (exit 1); malformed dumps and golden arguments are
 # one line and exit 2, with nothing written.
 set -euo pipefail
-: "${PECHECK:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-py=/usr/bin/python3  # Debian's, whatever else is first on PATH
-expect() {  # expect STATUS NAME -- command...
-  local want=$1 name=$2 rc=0
-  shift 3
-  "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" || rc=$?
-  [ "$rc" = "$want" ] || { cat "$tmp/$name.out" "$tmp/$name.err"; fail "$name: exit $rc, expected $want"; }
-}
-one_line() {  # one_line NAME TEXT: stderr is exactly one line and holds TEXT
-  [ "$(wc -l <"$tmp/$1.err")" = 1 ] || { cat "$tmp/$1.err"; fail "$1: stderr is not one line"; }
-  grep -qF -- "$2" "$tmp/$1.err" || { cat "$tmp/$1.err"; fail "$1: stderr lacks: $2"; }
-}
+source "$(dirname "$0")/dump_lib.sh"
 unstate() { "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m.pop('convention'); json.dump(m, open(p,'w'))" "$1/manifest.json"; }
-edit() { "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); exec(sys.argv[2]); json.dump(m, open(p,'w'))" "$1/manifest.json" "$2"; }
 
 # 1. Golden dumps validate, and the fit finds the convention golden wrote.
 n=0
@@ -82,7 +67,7 @@ mkdir "$tmp/empty"
 expect 2 nomanifest -- "$PECHECK" validate --dump "$tmp/empty"
 one_line nomanifest "no manifest.json"
 mk; echo '{"family": "rope",' >"$tmp/m/manifest.json"; malformed badjson "not valid JSON"
-mk; edit "$tmp/m" "m['family']='alibi'"; malformed family "family 'alibi' cannot be validated"
+mk; edit "$tmp/m" "m['family']='t5'"; malformed family "family 't5' cannot be validated"
 mk; edit "$tmp/m" "m['dtype']='f64'"; malformed dtype "unknown dtype 'f64'"
 mk; edit "$tmp/m" "del m['arrays']['y']"; malformed norole 'missing "y"'
 mk; edit "$tmp/m" "m['arrays']['y']='../y.npy'"; malformed escape "must be a relative path inside the dump"

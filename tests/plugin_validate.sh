@@ -72,6 +72,14 @@ assert f32["property"] == "rope.agrees_with_reference" and not f32["holds"], f32
 assert f32["contract"]["met"] == "fp32-angles" and f32["contract"]["exact_to"] > 0, f32["contract"]
 octaves = f32["octaves"]
 assert octaves[0]["holds"] and not octaves[-1]["holds"] and octaves[-1]["to"] == 1 << 24, octaves
+# One counterexample per failing scaling rule: the plugin offers no scaling and linear, and fp32
+# angles break both, each reported with its own counterexample.
+row = next(r for r in json.load(open(sys.argv[1]))["results"]
+           if r["property"] == "rope.agrees_with_reference" and r["dtype"] == "f32")
+first = "none" if "(under none;" in row["message"] else "linear" if "(under linear;" in row["message"] else None
+rules = {first} | {o["rule"] for o in row.get("other_rules", [])}
+assert rules == {"none", "linear"}, row
+assert all(o["counterexample"] and o["message"] for o in row["other_rules"]), row
 PY
 
 oob=$(build oob-write PLANT_OOB_WRITE)
