@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# transformers' own RoPE for every rope_type (examples/huggingface/dump_hf_rope.py) dumped with no
-# convention stated: validate --dump must read each rule and its parameters as expected.json says
-# (the rule, the base within 1e-6, the factor, Llama 3's frequency factors), and YaRN's attention
-# factor. Skipped (exit 77) when scripts/hf-venv could not provide transformers.
+# transformers' own RoPE for every rope_type, BLOOM's ALiBi and the Marian, XLM and M2M100 sinusoid
+# tables (examples/huggingface/dump_hf.py), dumped with no convention stated: validate --dump must
+# read each as expected.json says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's
+# frequency factors, YaRN's attention factor, the fp32-angles contract; ALiBi: the paper's slopes;
+# sinusoids: layout, frequencies, base, M2M100's padding row). Skipped (exit 77) when
+# scripts/hf-venv could not provide transformers.
 set -euo pipefail
 src=$1
 : "${PECHECK:?}"
@@ -12,8 +14,8 @@ if [ -z "${PECHECK_HF_PYTHON:-}" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$PECHECK_HF_PYTHON" "$src/examples/huggingface/dump_hf_rope.py" "$tmp/dumps" >/dev/null 2>"$tmp/py.err" ||
-  { cat "$tmp/py.err"; echo "FAIL: dump_hf_rope.py"; exit 1; }
+"$PECHECK_HF_PYTHON" "$src/examples/huggingface/dump_hf.py" "$tmp/dumps" >/dev/null 2>"$tmp/py.err" ||
+  { cat "$tmp/py.err"; echo "FAIL: dump_hf.py"; exit 1; }
 rc=0
 "$PECHECK" validate --dump "$tmp/dumps" --quiet --json "$tmp/r.json" >"$tmp/out" || rc=$?
 grep -E "^dump|convention:" "$tmp/out"
@@ -24,13 +26,21 @@ results = json.load(open(sys.argv[1]))["results"]
 expected = json.load(open(sys.argv[2]))
 read = {r["dump"].rsplit("/", 1)[-1]: r["reading"] for r in results if r["property"] == "rope.agrees_with_reference"}
 alibi = {name: want for name, want in expected.items() if want.get("family") == "alibi"}
-expected = {name: want for name, want in expected.items() if name not in alibi}
+sinusoids = {name: want for name, want in expected.items() if want.get("family") == "sinusoidal"}
+expected = {name: want for name, want in expected.items() if name not in alibi and name not in sinusoids}
 assert set(read) == set(expected), (sorted(read), sorted(expected))
 # BLOOM's slopes are the paper's, 12 heads (not a power of two) included, and every entry agrees.
 by = {(r["dump"].rsplit("/", 1)[-1], r["property"]): r for r in results}
 for name in alibi:
     for prop in ("alibi.slopes", "alibi.agrees_with_reference"):
         assert by[(name, prop)]["verdict"] == "pass", by[(name, prop)]
+# Marian's and XLM's tables (float64, rounded once) agree; M2M100's (fp32 angles) reads right and fails.
+for name, want in sinusoids.items():
+    row = by[(name, "sinusoidal.agrees_with_reference")]
+    assert row["convention"].startswith(want["convention"]), (name, row["convention"])
+    if "padding" in want:
+        assert want["padding"] in row["convention"], (name, row["convention"])
+    assert (row["verdict"] == "pass") == want["agrees"], (name, row["verdict"], row["max_error_u"])
 for name, want in expected.items():
     spec = read[name]["spec"]
     assert spec is not None and not read[name]["ambiguous"], (name, read[name])
@@ -49,9 +59,10 @@ for name, c in contracts.items():
     if name.endswith("f32"):
         assert c["met"] == "fp32-angles" and c["exact_to"] is not None and c["exact_to"] > 0, (name, c)
 print(f"huggingface: {len(expected)} transformers RoPEs read as expected, each meeting the fp32-angles contract; "
-      f"{len(alibi)} BLOOM ALiBi dumps with the paper's slopes")
+      f"{len(alibi)} BLOOM ALiBi dumps with the paper's slopes; {len(sinusoids)} sinusoid tables")
 PY
-# Judged by that contract, every one passes; a wrong base stated for one fails every contract.
+# Judged by that contract, every RoPE passes; a wrong base stated for one fails every contract.
+rm -rf "$tmp"/dumps/bloom-* "$tmp"/dumps/*-sinusoid
 "$PECHECK" validate --dump "$tmp/dumps" --quiet --contract fp32-angles >"$tmp/fp32.out" ||
   { cat "$tmp/fp32.out"; echo "FAIL: transformers' RoPE fails the fp32-angles contract"; exit 1; }
 d="$tmp/dumps/default-1e4-f32"

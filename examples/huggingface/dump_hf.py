@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Runs transformers' own RoPE, for every rope_type it ships, on generated queries, and BLOOM's
-ALiBi, and writes one dump per case for `pecheck validate --dump`, with no convention stated:
-pecheck must read the rule and its parameters (the ALiBi slopes) from the data.
+"""Runs transformers' own positional encoders and writes one dump per case for `pecheck validate
+--dump`, with no convention stated: pecheck must read the convention from the data. RoPE for
+every rope_type it ships, on generated queries; BLOOM's ALiBi; the sinusoid tables of Marian, XLM
+and M2M100.
 
     python3 -m venv --system-site-packages venv && venv/bin/pip install transformers==4.49.0
-    venv/bin/python examples/huggingface/dump_hf_rope.py OUT
+    venv/bin/python examples/huggingface/dump_hf.py OUT
     build/pecheck validate --dump OUT --json r.json
 
 transformers 4.49.0 is the newest that imports on Debian 12's torch 1.13. The cases are the
@@ -25,6 +26,9 @@ from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbeddin
 from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb as neox_apply
 from transformers.models.llama.configuration_llama import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
+from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
+from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+from transformers.models.xlm.modeling_xlm import create_sinusoidal_embeddings
 
 HEADS, HEAD_DIM = 2, 128
 # Every position below 64, then sparser out to 131071: what the frequency fit and the octave
@@ -98,6 +102,33 @@ def bloom_alibi(out, heads, dtype):
     return {os.path.basename(d): {"family": "alibi", "heads": heads}}
 
 
+def sinusoid(out, name, encoder, table, expected):
+    """A sinusoid table (positions 0 .. n-1, d_model) as the model holds it, in f32."""
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "table.npy"), table.detach().numpy().astype(np.float32))
+    manifest = {"encoder": encoder, "family": "sinusoidal", "dtype": "f32", "arrays": {"table": "table.npy"}}
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    print(f"wrote {d}: {encoder}")
+    return {name: dict(expected, family="sinusoidal")}
+
+
+def sinusoids(out):
+    n, dim = 2048, 128
+    marian = MarianSinusoidalPositionalEmbedding(n, dim).weight
+    xlm = torch.empty(n, dim)
+    create_sinusoidal_embeddings(n, dim, xlm)
+    m2m = M2M100SinusoidalPositionalEmbedding.get_embedding(n, dim, padding_idx=1)
+    return (sinusoid(out, "marian-sinusoid", "HF MarianSinusoidalPositionalEmbedding", marian,
+                     {"convention": "sinusoid concatenated, Vaswani frequencies, d_model 128, base 10000", "agrees": True})
+            | sinusoid(out, "xlm-sinusoid", "HF XLM create_sinusoidal_embeddings", xlm,
+                       {"convention": "sinusoid interleaved, Vaswani frequencies, d_model 128, base 10000", "agrees": True})
+            | sinusoid(out, "m2m100-sinusoid", "HF M2M100SinusoidalPositionalEmbedding", m2m,
+                       {"convention": "sinusoid concatenated, fairseq frequencies, d_model 128, base 10000",
+                        "padding": "padding row at position 1", "agrees": False}))
+
+
 def main(out):
     expected = {}
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -119,6 +150,7 @@ def main(out):
     for heads in (12, 16):
         expected |= bloom_alibi(out, heads, "bf16")
     expected |= bloom_alibi(out, 12, "f32")
+    expected |= sinusoids(out)
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=2)
 
