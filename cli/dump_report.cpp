@@ -13,6 +13,7 @@
 #include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/rope_manifest.hpp"
+#include "dumpcheck/t5_dump.hpp"
 
 namespace pecheck::cli {
 
@@ -66,6 +67,8 @@ Measurement no_fit(const std::string& property, const Dump& d, const FitError& e
 std::string shape_text(const Dump& d) {
   if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
   if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
+  if (d.kind == Kind::t5)
+    return fmt::format("T5 bias, {} heads x {} x {}, {} buckets", d.heads, d.tokens(), d.tokens(), d.max_len);
   if (d.kind == Kind::alibi)
     return d.key_bias ? fmt::format("ALiBi key bias, {} heads x {} positions", d.heads, d.tokens())
                       : fmt::format("ALiBi bias, {} heads x {} x {}", d.heads, d.tokens(), d.tokens());
@@ -114,6 +117,19 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
                                d.key_bias ? "BLOOM's key bias m p_j" : "the bias -m |p_i - p_j|",
                                fmt::join(read_alibi_slopes(d), ", "));
     c.measurements = {alibi_agreement(d), alibi_slopes_check(d)};
+  } else if (d.kind == Kind::t5) {
+    const T5Reading r = read_t5(d);
+    c.convention = r.text;
+    if (r.spec) {
+      c.measurements = {t5_agreement(d, *r.spec)};
+    } else {  // measured as stated (T5's defaults where not), so that the entries that differ are named
+      const T5Spec as_stated{.heads = d.heads,
+                             .num_buckets = d.max_len,
+                             .max_distance = d.t5_max_distance.value_or(128),
+                             .bidirectional = d.t5_bidirectional.value_or(true)};
+      c.convention += fmt::format("; measured as {}", as_stated.describe());
+      c.measurements = {t5_agreement(d, as_stated)};
+    }
   } else if (d.kind == Kind::learned) {
     c.convention = fmt::format("learned table, max_len {}, d_model {} (nothing to fit)", d.max_len, d.width);
     c.measurements = {learned_agreement(d)};

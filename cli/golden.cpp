@@ -18,6 +18,7 @@
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
+#include "reference/t5.hpp"
 
 namespace pecheck::cli {
 
@@ -243,8 +244,32 @@ int golden(const GoldenOptions& g) {
     files.push_back(array("bias_f64", dump::ElementType::f64, {g.heads, n, n}, b_exact));
     arrays["bias"] = "bias.npy";
     describe = s.describe();
+  } else if (g.family == "t5") {
+    // A random bucket table (num_buckets, heads) in the dtype and the bias (heads, n, n) it gives:
+    // a gather, so the reference is exact.
+    const T5Spec s{.heads = g.heads,
+                   .num_buckets = static_cast<int>(number("num_buckets", take("num_buckets", "32"))),
+                   .max_distance = static_cast<int>(number("max_distance", take("max_distance", "128"))),
+                   .bidirectional = number("bidirectional", take("bidirectional", "1")) != 0};
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for t5", kv.begin()->first));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::mt19937_64 rng(g.seed);
+    std::normal_distribution<double> normal;
+    std::vector<double> table(static_cast<std::size_t>(s.num_buckets * s.heads));
+    for (double& v : table) v = round_to(dt, normal(rng));
+    const auto bias = ref::t5_bias_tensor<double>(s, table, positions);
+    files.push_back(array("table", storage(dt), {s.num_buckets, s.heads}, table));
+    files.push_back(array("bias", storage(dt), {s.heads, n, n}, bias));
+    arrays["table"] = "table.npy";
+    arrays["bias"] = "bias.npy";
+    convention = {{"bidirectional", s.bidirectional}, {"max_distance", s.max_distance}};
+    describe = s.describe();
   } else {
-    throw UsageError(fmt::format("--family must be rope, sinusoidal or alibi, got '{}'", g.family));
+    throw UsageError(fmt::format("--family must be rope, sinusoidal, alibi or t5, got '{}'", g.family));
   }
   // Written into a sibling directory, then renamed into place: nothing is half-written.
   std::error_code ec;

@@ -14,6 +14,7 @@
 #include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/dump_read.hpp"
 #include "dumpcheck/rope_manifest.hpp"
+#include "dumpcheck/t5_dump.hpp"
 
 namespace pecheck::dumpcheck {
 
@@ -217,9 +218,12 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "alibi") {
     d.kind = Kind::alibi;
     load_alibi(m, reader, d);
+  } else if (family == "t5") {
+    d.kind = Kind::t5;
+    load_t5(m, reader, d);
   } else {
     throw FormatError(fmt::format(
-        "{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned, alibi)", where, family));
+        "{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned, alibi, t5)", where, family));
   }
   return d;
 }

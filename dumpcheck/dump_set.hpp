@@ -13,7 +13,7 @@
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal, learned, alibi };
+enum class Kind { rope, sinusoidal, learned, alibi, t5 };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -55,6 +55,10 @@ struct Dump {
   /// causally masked), or (heads, n) in BLOOM's key form (m p_j, added to every query's scores).
   std::vector<double> bias;
   bool key_bias = false;
+  /// T5: the bucket table (num_buckets, heads) in `table`, the bias (heads, n, n) in `bias`, and
+  /// what the manifest states of the bucketing (the rest is read from the data).
+  std::optional<bool> t5_bidirectional;
+  std::optional<int> t5_max_distance;
   std::size_t tokens() const { return positions.size(); }
 };
 

@@ -3,7 +3,7 @@
 # tables (examples/huggingface/dump_hf.py), dumped with no convention stated: validate --dump must
 # read each as expected.json says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's
 # frequency factors, YaRN's attention factor, the fp32-angles contract; ALiBi: the paper's slopes;
-# sinusoids: layout, frequencies, base, M2M100's padding row). Skipped (exit 77) when
+# sinusoids: layout, frequencies, base, M2M100's padding row; T5: the bucketing). Skipped (exit 77) when
 # scripts/hf-venv could not provide transformers.
 set -euo pipefail
 src=$1
@@ -27,13 +27,18 @@ expected = json.load(open(sys.argv[2]))
 read = {r["dump"].rsplit("/", 1)[-1]: r["reading"] for r in results if r["property"] == "rope.agrees_with_reference"}
 alibi = {name: want for name, want in expected.items() if want.get("family") == "alibi"}
 sinusoids = {name: want for name, want in expected.items() if want.get("family") == "sinusoidal"}
-expected = {name: want for name, want in expected.items() if name not in alibi and name not in sinusoids}
+t5s = {name: want for name, want in expected.items() if want.get("family") == "t5"}
+expected = {name: want for name, want in expected.items() if want.get("family") is None}
 assert set(read) == set(expected), (sorted(read), sorted(expected))
 # BLOOM's slopes are the paper's, 12 heads (not a power of two) included, and every entry agrees.
 by = {(r["dump"].rsplit("/", 1)[-1], r["property"]): r for r in results}
 for name in alibi:
     for prop in ("alibi.slopes", "alibi.agrees_with_reference"):
         assert by[(name, prop)]["verdict"] == "pass", by[(name, prop)]
+# T5's buckets (bidirectional for the encoder, causal for the decoder) read back, every entry a gather.
+for name, want in t5s.items():
+    row = by[(name, "t5.agrees_with_reference")]
+    assert row["convention"].startswith(want["convention"]) and row["verdict"] == "pass", (name, row)
 # Marian's and XLM's tables (float64, rounded once) agree; M2M100's (fp32 angles) reads right and fails.
 for name, want in sinusoids.items():
     row = by[(name, "sinusoidal.agrees_with_reference")]
@@ -59,10 +64,10 @@ for name, c in contracts.items():
     if name.endswith("f32"):
         assert c["met"] == "fp32-angles" and c["exact_to"] is not None and c["exact_to"] > 0, (name, c)
 print(f"huggingface: {len(expected)} transformers RoPEs read as expected, each meeting the fp32-angles contract; "
-      f"{len(alibi)} BLOOM ALiBi dumps with the paper's slopes; {len(sinusoids)} sinusoid tables")
+      f"{len(alibi)} BLOOM ALiBi dumps with the paper's slopes; {len(sinusoids)} sinusoid tables; {len(t5s)} T5 biases")
 PY
 # Judged by that contract, every RoPE passes; a wrong base stated for one fails every contract.
-rm -rf "$tmp"/dumps/bloom-* "$tmp"/dumps/*-sinusoid
+rm -rf "$tmp"/dumps/bloom-* "$tmp"/dumps/*-sinusoid "$tmp"/dumps/t5-*
 "$PECHECK" validate --dump "$tmp/dumps" --quiet --contract fp32-angles >"$tmp/fp32.out" ||
   { cat "$tmp/fp32.out"; echo "FAIL: transformers' RoPE fails the fp32-angles contract"; exit 1; }
 d="$tmp/dumps/default-1e4-f32"

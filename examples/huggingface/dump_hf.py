@@ -2,7 +2,7 @@
 """Runs transformers' own positional encoders and writes one dump per case for `pecheck validate
 --dump`, with no convention stated: pecheck must read the convention from the data. RoPE for
 every rope_type it ships, on generated queries; BLOOM's ALiBi; the sinusoid tables of Marian, XLM
-and M2M100.
+and M2M100; T5's relative bias (encoder and decoder).
 
     python3 -m venv --system-site-packages venv && venv/bin/pip install transformers==4.49.0
     venv/bin/python examples/huggingface/dump_hf.py OUT
@@ -28,6 +28,8 @@ from transformers.models.llama.configuration_llama import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
 from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+from transformers.models.t5.configuration_t5 import T5Config
+from transformers.models.t5.modeling_t5 import T5Attention
 from transformers.models.xlm.modeling_xlm import create_sinusoidal_embeddings
 
 HEADS, HEAD_DIM = 2, 128
@@ -129,6 +131,32 @@ def sinusoids(out):
                         "padding": "padding row at position 1", "agrees": False}))
 
 
+def t5(out, decoder):
+    """T5Attention.compute_bias: the encoder's bidirectional buckets or the decoder's causal ones,
+    32 buckets, max_distance 128, at positions 0..299 (past max_distance, where settings differ)."""
+    config = T5Config(d_model=64, d_kv=16, num_heads=4, relative_attention_num_buckets=32,
+                      relative_attention_max_distance=128, is_decoder=decoder)
+    att = T5Attention(config, has_relative_attention_bias=True)
+    torch.manual_seed(5)
+    torch.nn.init.normal_(att.relative_attention_bias.weight)
+    n = 300
+    with torch.no_grad():
+        bias = att.compute_bias(n, n)
+    name = f"t5-{'decoder' if decoder else 'encoder'}"
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    np.save(os.path.join(d, "table.npy"), att.relative_attention_bias.weight.detach().numpy())
+    np.save(os.path.join(d, "bias.npy"), bias.numpy())
+    np.save(os.path.join(d, "positions.npy"), np.arange(n, dtype=np.int64))
+    manifest = {"encoder": f"HF T5Attention.compute_bias ({'decoder' if decoder else 'encoder'})", "family": "t5",
+                "dtype": "f32", "arrays": {"table": "table.npy", "bias": "bias.npy", "positions": "positions.npy"}}
+    with open(os.path.join(d, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=2)
+    print(f"wrote {d}: {manifest['encoder']}")
+    kind = "causal" if decoder else "bidirectional"
+    return {name: {"family": "t5", "convention": f"T5 {kind}, 32 buckets, max_distance 128"}}
+
+
 def main(out):
     expected = {}
     llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
@@ -151,6 +179,7 @@ def main(out):
         expected |= bloom_alibi(out, heads, "bf16")
     expected |= bloom_alibi(out, 12, "f32")
     expected |= sinusoids(out)
+    expected |= t5(out, False) | t5(out, True)
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=2)
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Score-bias dumps. ALiBi: golden bias tensors (causal and symmetric, 12 heads: not a power of
+# two) validate with the paper's slopes read back; BLOOM's key form validates; slopes from the
+# wrong rule (the power-of-two formula applied to 12 heads, a known bug) fail alibi.slopes naming
+# the heads. T5: golden biases read back their bucketing (bidirectional and causal, max_distance);
+# one entry from the neighbouring bucket fails, named; a stated max_distance the data contradicts
+# reads as no bucketing. Malformed dumps are one line and exit 2.
+set -euo pipefail
+source "$(dirname "$0")/dump_lib.sh"
+
+expect 0 g1 -- "$PECHECK" golden --family alibi --heads 12 --dtype bf16 --positions 0:48,1000,70000 --out "$tmp/ok/causal"
+expect 0 g2 -- "$PECHECK" golden --family alibi --heads 8 --dtype f16 --convention causal=0 --positions 0:32 --out "$tmp/ok/sym"
+# BLOOM's key form, (heads, 1, n) = slope_h p_j, in f32 from the paper's slopes.
+"$py" - "$tmp/ok/key" <<'PY'
+import json, os, sys
+import numpy as np
+d = sys.argv[1]; os.makedirs(d)
+h, n = 12, 64
+slopes = [2.0 ** (-8 * k / 8) for k in range(1, 9)] + [2.0 ** (-4 * k / 8) for k in (1, 3, 5, 7)]
+np.save(f"{d}/key_bias.npy", (np.array(slopes)[:, None, None] * np.arange(n)[None, None, :]).astype(np.float32))
+np.save(f"{d}/positions.npy", np.arange(n, dtype=np.int64))
+json.dump({"encoder": "key form", "family": "alibi", "dtype": "f32",
+           "arrays": {"key_bias": "key_bias.npy", "positions": "positions.npy"}}, open(f"{d}/manifest.json", "w"))
+PY
+expect 0 ok -- "$PECHECK" validate --dump "$tmp/ok" --quiet
+grep -qF "ALiBi, 12 heads, the bias -m |p_i - p_j|; slopes read: 0.5" "$tmp/ok.out" || { cat "$tmp/ok.out"; fail "slopes not read"; }
+grep -qF "ALiBi, 12 heads, BLOOM's key bias" "$tmp/ok.out" || { cat "$tmp/ok.out"; fail "key form not read"; }
+
+# The power-of-two formula 2^(-8k/12) for 12 heads: every head's slope is wrong.
+"$py" - "$tmp/ok/key" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+a = np.load(f"{d}/key_bias.npy")
+wrong = np.array([2.0 ** (-8 * k / 12) for k in range(1, 13)])
+np.save(f"{d}/key_bias.npy", (wrong[:, None, None] * np.arange(a.shape[-1])[None, None, :]).astype(np.float32))
+PY
+expect 1 wrong -- "$PECHECK" validate --dump "$tmp/ok/key" --quiet
+grep -qF "slopes are not the paper's for 12 heads: head 0 reads 0.629961, the rule gives 0.5" "$tmp/wrong.out" ||
+  { cat "$tmp/wrong.out"; fail "the wrong slopes are not named"; }
+
+malformed() {  # malformed NAME PYTHON-EDIT-OF-MANIFEST TEXT
+  rm -rf "$tmp/m"; cp -r "$tmp/ok/sym" "$tmp/m"
+  edit "$tmp/m" "$2"
+  expect 2 "$1" -- "$PECHECK" validate --dump "$tmp/m"
+  one_line "$1" "$3"
+}
+malformed both "m['arrays']['key_bias']='bias.npy'" 'has "bias" (heads, n, n) or "key_bias" (heads, n), one'
+malformed stated "m['convention']={'causal': True}" "states no convention"
+malformed shape "m['arrays']['bias']='positions.npy'" "bias must be (heads, n, n)"
+# T5: the bucketing read back; positions past max_distance tell 128 from 256.
+pos=0:40,100,200,300,700,1500
+expect 0 t1 -- "$PECHECK" golden --family t5 --heads 4 --positions "$pos" --out "$tmp/t5/enc"
+expect 0 t2 -- "$PECHECK" golden --family t5 --heads 2 --dtype bf16 --convention bidirectional=0,max_distance=256 \
+  --positions "$pos" --out "$tmp/t5/dec"
+for d in enc dec; do edit "$tmp/t5/$d" "m.pop('convention')"; done
+expect 0 t5 -- "$PECHECK" validate --dump "$tmp/t5" --quiet
+grep -qF "convention: T5 bidirectional, 32 buckets, max_distance 128" "$tmp/t5.out" || { cat "$tmp/t5.out"; fail "t5 encoder not read"; }
+grep -qF "convention: T5 causal, 32 buckets, max_distance 256" "$tmp/t5.out" || { cat "$tmp/t5.out"; fail "t5 decoder not read"; }
+# One entry from the neighbouring bucket: named, and no bucketing explains the dump any more.
+"$py" - "$tmp/t5/enc" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+b, t = np.load(f"{d}/bias.npy"), np.load(f"{d}/table.npy")
+b[1, 0, 44] = t[30, 1] if b[1, 0, 44] != t[30, 1] else t[29, 1]  # query 0, key at 1500
+np.save(f"{d}/bias.npy", b)
+PY
+edit "$tmp/t5/enc" "m['convention']={'bidirectional': True, 'max_distance': 128}"
+expect 1 t5bad -- "$PECHECK" validate --dump "$tmp/t5/enc" --quiet
+grep -qF "no T5 bucketing explains every entry" "$tmp/t5bad.out" || { cat "$tmp/t5bad.out"; fail "the bad entry passed"; }
+grep -qF "head 1, query 0 key 44 (relative 1500)" "$tmp/t5bad.out" || { cat "$tmp/t5bad.out"; fail "the bad entry is not named"; }
+edit "$tmp/t5/dec" "m['convention']={'max_distance': 128}"
+expect 1 t5wrong -- "$PECHECK" validate --dump "$tmp/t5/dec" --quiet
+grep -qF "no T5 bucketing explains every entry" "$tmp/t5wrong.out" || { cat "$tmp/t5wrong.out"; fail "a wrong max_distance passed"; }
+rm -rf "$tmp/m"; cp -r "$tmp/t5/dec" "$tmp/m"; edit "$tmp/m" "m['convention']={'buckets': 32}"
+expect 2 t5key -- "$PECHECK" validate --dump "$tmp/m"
+one_line t5key 'unknown key "buckets"'
+echo "dump_biases: all expectations held"
