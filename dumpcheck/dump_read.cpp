@@ -41,4 +41,11 @@ void require_finite(const std::vector<double>& v, const std::string& what) {
       throw FormatError(fmt::format("{}: element {} is {}: dumps must be made from finite inputs", what, i, v[i]));
 }
 
+std::vector<double> clean_floats(const dump::Array& a, const std::string& role, DType dt) {
+  std::vector<double> v = floats(a, role);
+  require_finite(v, a.name);
+  require_representable(v, dt, a.name);
+  return v;
+}
+
 }  // namespace pecheck::dumpcheck::read

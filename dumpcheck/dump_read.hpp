@@ -74,5 +74,8 @@ void require_representable(const std::vector<double>& v, DType dt, const std::st
 /// Integer positions (integer-valued floats accepted), `expected` of them, in [0, 2^24).
 std::vector<std::int64_t> positions_of(const dump::Array& a, std::size_t expected);
 void require_finite(const std::vector<double>& v, const std::string& what);
+/// floats(), then require_finite() and require_representable() in dt: an array of inputs or
+/// outputs as every family takes them.
+std::vector<double> clean_floats(const dump::Array& a, const std::string& role, DType dt);
 
 }  // namespace pecheck::dumpcheck::read

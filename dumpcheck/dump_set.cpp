@@ -149,13 +149,9 @@ void load_learned(const Json& m, ArrayReader& r, Dump& d) {
   };
   const std::int64_t n = rows(xa);
   if (rows(ya) != n) throw FormatError(fmt::format("{}: x and y differ in shape", where));
-  d.table = floats(ta, "table");
-  d.x = floats(xa, "x");
-  d.y = floats(ya, "y");
-  require_finite(d.table, ta.name);
-  require_finite(d.x, xa.name);
-  require_representable(d.table, d.dtype, ta.name);
-  require_representable(d.x, d.dtype, xa.name);
+  d.table = clean_floats(ta, "table", d.dtype);
+  d.x = clean_floats(xa, "x", d.dtype);
+  d.y = floats(ya, "y");  // an output may be non-finite: the check says so, the reader does not refuse it
   require_representable(d.y, d.dtype, ya.name);
   d.max_len = static_cast<int>(ta.shape[0]);
   d.width = static_cast<int>(ta.shape[1]);

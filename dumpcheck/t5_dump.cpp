@@ -26,12 +26,8 @@ void load_t5(const Json& m, ArrayReader& r, Dump& d) {
   if (shape.size() != 3 || shape[0] != ta.shape[1] || shape[1] != shape[2] || shape[1] < 1)
     throw FormatError(fmt::format("{}: the bias must be (heads, n, n) or (1, heads, n, n) with the table's {} heads",
                                   ba.name, ta.shape[1]));
-  d.table = floats(ta, "table");
-  d.bias = floats(ba, "bias");
-  require_finite(d.table, ta.name);
-  require_finite(d.bias, ba.name);
-  require_representable(d.table, d.dtype, ta.name);
-  require_representable(d.bias, d.dtype, ba.name);
+  d.table = clean_floats(ta, "table", d.dtype);
+  d.bias = clean_floats(ba, "bias", d.dtype);
   d.max_len = static_cast<int>(ta.shape[0]);  // num_buckets
   d.heads = static_cast<int>(ta.shape[1]);
   d.positions = positions_of(r.read("positions", field<std::string>(arrays, "positions", where)),
