@@ -27,12 +27,14 @@ rc::Gen<SinusoidalCase> cases(DType) {
 
 /// delta_L from the spec's frequencies, in long double (k w_i / 2 < 48 rad: sinl is exact enough).
 long double min_distance(const SinusoidalSpec& s, std::size_t length) {
+  std::vector<long double> w(static_cast<std::size_t>(s.d_model / 2));  // once, not once per offset k
+  for (int i = 0; i < s.d_model / 2; ++i)
+    w[static_cast<std::size_t>(i)] = std::pow(static_cast<long double>(s.base), -2.0L * i / s.frequency_width());
   long double best = INFINITY;
   for (std::size_t k = 1; k < length; ++k) {
     long double sum = 0;
     for (int i = 0; i < s.d_model / 2; ++i) {
-      const long double w = std::pow(static_cast<long double>(s.base), -2.0L * i / s.frequency_width());
-      const long double h = std::sin(static_cast<long double>(k) * w / 2);
+      const long double h = std::sin(static_cast<long double>(k) * w[static_cast<std::size_t>(i)] / 2);
       sum += h * h;
     }
     best = std::min(best, 2 * std::sqrt(sum));
