@@ -113,10 +113,11 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
       }
     }
   } else if (d.kind == Kind::alibi) {
-    c.convention = fmt::format("ALiBi, {} heads, {}; slopes read: {:.6g}", d.heads,
-                               d.key_bias ? "BLOOM's key bias m p_j" : "the bias -m |p_i - p_j|",
-                               fmt::join(read_alibi_slopes(d), ", "));
-    c.measurements = {alibi_agreement(d), alibi_slopes_check(d)};
+    const std::vector<double> slopes = read_alibi_slopes(d);
+    c.convention =
+        fmt::format("ALiBi, {} heads, {}; slopes read: {:.6g}", d.heads,
+                    d.key_bias ? "BLOOM's key bias m p_j" : "the bias -m |p_i - p_j|", fmt::join(slopes, ", "));
+    c.measurements = {alibi_agreement(d), alibi_slopes_check(d, slopes)};
   } else if (d.kind == Kind::t5) {
     const T5Reading r = read_t5(d);
     c.convention = r.text;

@@ -24,9 +24,8 @@ using dumpcheck::Dump;
 using dumpcheck::Kind;
 
 /// The profile's spec: what a model most often asks for (HF's default RoPE, Vaswani's sinusoid).
-constexpr int kWidth = 128, kHeads = 2;
-const RopeSpec& kRope = kProfileRope;
-const SinusoidalSpec kSinusoid{.d_model = kWidth};
+constexpr int kHeads = 2;
+const SinusoidalSpec kSinusoid{.d_model = kProfileRope.head_dim};
 
 std::vector<std::int64_t> profile_positions() {
   std::vector<std::int64_t> p;
@@ -50,7 +49,7 @@ std::optional<std::string> run_in_plugin(const Backend& b, Dump& d, double timeo
         std::vector<float> y(d.kind == Kind::rope ? d.x.begin() : d.y.begin(),
                              d.kind == Kind::rope ? d.x.end() : d.y.end());
         if (d.kind == Kind::rope)
-          enc->run(RopeApply{kRope, d.dtype, d.heads, d.positions, y});
+          enc->run(RopeApply{kProfileRope, d.dtype, d.heads, d.positions, y});
         else
           enc->run(SinusoidalTable{kSinusoid, d.dtype, d.positions, y});
         return nlohmann::json(y).dump();
@@ -66,18 +65,19 @@ Dump profile_dump(Kind kind, DType dt, const std::string& plugin) {
   Dump d;
   d.kind = kind;
   d.dtype = dt;
-  d.width = kWidth;
+  d.width = kProfileRope.head_dim;
   d.positions = profile_positions();
   d.dir = kind == Kind::rope ? "rope_apply" : "sinusoidal_table";
   std::mt19937_64 rng(0x9e3779b97f4a7c15ull);
   std::uniform_real_distribution<double> uniform(-1, 1);
   if (kind == Kind::rope) {
     d.heads = kHeads;
-    d.encoder = fmt::format("{} at {}", plugin, kRope.describe());
-    for (std::size_t i = 0; i < d.positions.size() * kHeads * kWidth; ++i) d.x.push_back(round_to(dt, uniform(rng)));
+    d.encoder = fmt::format("{} at {}", plugin, kProfileRope.describe());
+    for (std::size_t i = 0; i < d.positions.size() * kHeads * static_cast<std::size_t>(d.width); ++i)
+      d.x.push_back(round_to(dt, uniform(rng)));
   } else {
     d.encoder = fmt::format("{} at {}", plugin, kSinusoid.describe());
-    d.y.assign(d.positions.size() * kWidth, 0.0);
+    d.y.assign(d.positions.size() * static_cast<std::size_t>(d.width), 0.0);
   }
   return d;
 }
@@ -130,7 +130,8 @@ std::vector<Profile> plugin_profiles(const plugin::Declaration& decl, const Back
       // A plugin that honours the spec is held to the one it was asked for; an opaque one is read.
       const bool honours = decl.conventions >> *plugin::abi_op(op) & 1u;
       if (honours && kind == Kind::rope) {
-        d.rope.layout = kRope.layout, d.rope.rotary_dim = kRope.rotary_dim, d.rope.base = kRope.base;
+        d.rope.layout = kProfileRope.layout, d.rope.rotary_dim = kProfileRope.rotary_dim,
+        d.rope.base = kProfileRope.base;
         d.rope.rule = RopeScalingKind::none;
       } else if (honours) {
         d.sinusoidal.layout = kSinusoid.layout, d.sinusoidal.base = kSinusoid.base;

@@ -105,9 +105,8 @@ Measurement alibi_agreement(const Dump& d) {
   return rec.finish(d.key_bias ? "slope x key position (BLOOM's form)" : "-slope x |p_i - p_j|");
 }
 
-Measurement alibi_slopes_check(const Dump& d) {
+Measurement alibi_slopes_check(const Dump& d, const std::vector<double>& read) {
   const auto rule = ref::alibi_slopes<long double>(d.heads);
-  const auto read = read_alibi_slopes(d);
   const double u = unit_roundoff(d.dtype);
   Measurement m{.property = "alibi.slopes", .bound_u = tol::alibi_bias(d.dtype)};
   m.bound_text = fmt::format("{:.4g} u", m.bound_u);

@@ -22,7 +22,8 @@ std::vector<double> read_alibi_slopes(const Dump& d);
 
 /// alibi.agrees_with_reference: every entry against the paper's slopes, per octave of distance.
 Measurement alibi_agreement(const Dump& d);
-/// alibi.slopes: each head's slope as read against the paper's rule (one line per wrong head).
-Measurement alibi_slopes_check(const Dump& d);
+/// alibi.slopes: each head's slope as read (read_alibi_slopes) against the paper's rule (one
+/// line per wrong head).
+Measurement alibi_slopes_check(const Dump& d, const std::vector<double>& read);
 
 }  // namespace pecheck::dumpcheck

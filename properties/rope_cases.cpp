@@ -1,5 +1,6 @@
 // The RoPE case generators, compiled once: composed RapidCheck generators instantiate its
-// shrinking machinery, which costs each theorem file including them about 4 s (measured).
+// shrinking machinery, which cost each theorem file including them about 3.5 s at -O2 (8.1 s ->
+// 4.6 s for rope_agrees_with_reference.cpp, measured on an AMD EPYC, CPU family 25).
 #include "properties/rope_cases.hpp"
 
 namespace pecheck::props {
