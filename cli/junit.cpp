@@ -44,7 +44,7 @@ std::string xml(std::string_view s) {
   return out;
 }
 
-std::string number(double x) { return std::isfinite(x) ? fmt::format("{:.6g}", x) : (x > 0 ? "inf" : "-inf"); }
+std::string junit_number(double x) { return std::isfinite(x) ? fmt::format("{:.6g}", x) : (x > 0 ? "inf" : "-inf"); }
 
 struct Counts {
   int tests = 0, failures = 0, errors = 0, skipped = 0;
@@ -66,7 +66,7 @@ std::string testcase(const PropertyResult& r, const VerifyRun& run, const Verify
   std::string x = fmt::format(R"(    <testcase name="{} [{}]" classname="pecheck.{}.{}" time="{:.3f}")",
                               xml(r.property), dtype_name(r.dtype), xml(r.encoder), xml(r.property), r.seconds);
   const std::string measured = fmt::format("max error {} u, bound {} u, {} cases, property seed {}",
-                                           number(r.max_error_u), number(r.bound_u), r.cases, r.seed);
+                                           junit_number(r.max_error_u), junit_number(r.bound_u), r.cases, r.seed);
   const std::string detail = fmt::format(
       "{}{}\nreplay: {}", r.counterexample.empty() ? "" : "counterexample (shrunk): " + r.counterexample + "\n",
       r.message, replay_command(r, run, o));

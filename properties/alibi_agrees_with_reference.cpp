@@ -24,6 +24,7 @@ struct AlibiCase {
   }
 };
 
+namespace alibi_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<AlibiCase> cases(DType) {
@@ -74,8 +75,10 @@ Outcome check(Encoder& enc, DType dt, const AlibiCase& c) {
 }
 
 }  // namespace
+}  // namespace alibi_agrees_with_reference_detail
 
 Property alibi_agrees_with_reference() {
+  using namespace alibi_agrees_with_reference_detail;
   return make_property<AlibiCase>(
       {.id = "alibi.agrees_with_reference",
        .statement =

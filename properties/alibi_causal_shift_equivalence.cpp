@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace alibi_causal_shift_equivalence_detail {
 namespace {
 
 /// Causal ALiBi attention, at least two tokens.
@@ -66,8 +67,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace alibi_causal_shift_equivalence_detail
 
 Property alibi_causal_shift_equivalence() {
+  using namespace alibi_causal_shift_equivalence_detail;
   return make_property<AttentionCase>(
       {.id = "alibi.causal_shift_equivalence",
        .statement = "Causal ALiBi attention equals attention with the per-row-shifted bias m_h p_j (BLOOM's form).",

@@ -22,6 +22,7 @@ struct SlopesCase {
   }
 };
 
+namespace alibi_slopes_detail {
 namespace {
 
 rc::Gen<SlopesCase> cases(DType) {
@@ -68,8 +69,10 @@ Outcome check(Encoder& enc, DType dt, const SlopesCase& c) {
 }
 
 }  // namespace
+}  // namespace alibi_slopes_detail
 
 Property alibi_slopes() {
+  using namespace alibi_slopes_detail;
   return make_property<SlopesCase>(
       {.id = "alibi.slopes",
        .statement =

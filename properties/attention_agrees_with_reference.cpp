@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace attention_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
@@ -33,8 +34,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_agrees_with_reference_detail
 
 Property attention_agrees_with_reference() {
+  using namespace attention_agrees_with_reference_detail;
   return make_property<AttentionCase>(
       {.id = "attention.agrees_with_reference",
        .statement =

@@ -7,6 +7,7 @@
 
 namespace pecheck::props {
 
+namespace attention_causal_future_independence_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) {
@@ -40,8 +41,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_causal_future_independence_detail
 
 Property attention_causal_future_independence() {
+  using namespace attention_causal_future_independence_detail;
   return make_property<AttentionCase>(
       {.id = "attention.causal_future_independence",
        .statement = "With a causal mask, the outputs of tokens 0..c do not change when any token after c changes.",

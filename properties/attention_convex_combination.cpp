@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace attention_convex_combination_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
@@ -65,8 +66,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_convex_combination_detail
 
 Property attention_convex_combination() {
+  using namespace attention_convex_combination_detail;
   return make_property<AttentionCase>(
       {.id = "attention.convex_combination",
        .statement =

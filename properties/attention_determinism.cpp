@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace attention_determinism_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
@@ -27,8 +28,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_determinism_detail
 
 Property attention_determinism() {
+  using namespace attention_determinism_detail;
   return make_property<AttentionCase>({.id = "attention.determinism",
                                        .statement = "The same inputs give bitwise the same output, call after call.",
                                        .family = Family::attention,

@@ -11,6 +11,7 @@
 
 namespace pecheck::props {
 
+namespace attention_inf_parity_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
@@ -44,8 +45,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_inf_parity_detail
 
 Property attention_inf_parity() {
+  using namespace attention_inf_parity_detail;
   return make_property<AttentionCase>(
       {.id = "attention.inf_parity",
        .statement =

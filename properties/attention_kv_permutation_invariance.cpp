@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace attention_kv_permutation_invariance_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) { return attention_case_gen({AttentionPE::none}, false, 2); }
@@ -29,8 +30,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_kv_permutation_invariance_detail
 
 Property attention_kv_permutation_invariance() {
+  using namespace attention_kv_permutation_invariance_detail;
   return make_property<AttentionCase>(
       {.id = "attention.kv_permutation_invariance",
        .statement = "Without mask or PE, permuting keys and values together leaves every output unchanged.",

@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace attention_nan_parity_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
@@ -53,8 +54,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_nan_parity_detail
 
 Property attention_nan_parity() {
+  using namespace attention_nan_parity_detail;
   return make_property<AttentionCase>(
       {.id = "attention.nan_parity",
        .statement = "A NaN in a value reaches exactly the outputs that attend to it; in a query, exactly its row.",

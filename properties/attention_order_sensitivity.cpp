@@ -12,6 +12,7 @@
 
 namespace pecheck::props {
 
+namespace attention_order_sensitivity_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) {
@@ -64,8 +65,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_order_sensitivity_detail
 
 Property attention_order_sensitivity() {
+  using namespace attention_order_sensitivity_detail;
   return make_property<AttentionCase>(
       {.id = "attention.order_sensitivity",
        .statement =

@@ -10,6 +10,7 @@
 
 namespace pecheck::props {
 
+namespace attention_permutation_equivariance_detail {
 namespace {
 
 rc::Gen<AttentionCase> cases(DType) {
@@ -36,8 +37,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_permutation_equivariance_detail
 
 Property attention_permutation_equivariance() {
+  using namespace attention_permutation_equivariance_detail;
   return make_property<AttentionCase>(
       {.id = "attention.permutation_equivariance",
        .statement =

@@ -7,6 +7,7 @@
 
 namespace pecheck::props {
 
+namespace attention_translation_invariance_detail {
 namespace {
 
 /// The shift t is drawn from the perm seed, kept so that every shifted position is below 2^24.
@@ -33,8 +34,10 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
 }
 
 }  // namespace
+}  // namespace attention_translation_invariance_detail
 
 Property attention_translation_invariance() {
+  using namespace attention_translation_invariance_detail;
   return make_property<AttentionCase>(
       {.id = "attention.translation_invariance",
        .statement = "With ALiBi, Shaw or RoPE, shifting every position by the same t leaves the output unchanged.",

@@ -25,6 +25,7 @@ struct LearnedCase {
   std::vector<std::string> tags() const { return {gen::dim_class(spec.d_model)}; }
 };
 
+namespace learned_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<LearnedCase> cases(DType) {
@@ -83,8 +84,10 @@ Outcome check(Encoder& enc, DType dt, const LearnedCase& c) {
 }
 
 }  // namespace
+}  // namespace learned_agrees_with_reference_detail
 
 Property learned_agrees_with_reference() {
+  using namespace learned_agrees_with_reference_detail;
   return make_property<LearnedCase>(
       {.id = "learned.agrees_with_reference",
        .statement = "y = x + E[pos] rounded once for positions in the table; a position outside it is refused.",

@@ -11,6 +11,7 @@
 
 namespace pecheck::props {
 
+namespace mrope_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<MropeCase> cases(DType) { return mrope_case_gen(3); }
@@ -30,8 +31,10 @@ Outcome check(Encoder& enc, DType dt, const MropeCase& c) {
 }
 
 }  // namespace
+}  // namespace mrope_agrees_with_reference_detail
 
 Property mrope_agrees_with_reference() {
+  using namespace mrope_agrees_with_reference_detail;
   return make_property<MropeCase>(
       {.id = "mrope.agrees_with_reference",
        .statement = "Every rotated pair is within 2u|x_p| of the exact rotation by its axis's position (temporal, "

@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace mrope_relative_detail {
 namespace {
 
 /// Per axis: positions {a, b, shift}, with a + shift and b + shift below 2^24; one head.
@@ -43,8 +44,10 @@ Outcome check(Encoder& enc, DType dt, const MropeCase& c) {
 }
 
 }  // namespace
+}  // namespace mrope_relative_detail
 
 Property mrope_relative() {
+  using namespace mrope_relative_detail;
   return make_property<MropeCase>(
       {.id = "mrope.relative",
        .statement = "<R_a q, R_b k> depends only on the 3-D offset a - b: shifting every axis of both tokens leaves "

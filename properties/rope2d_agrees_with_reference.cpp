@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace rope2d_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<Rope2dCase> cases(DType) { return grid_case_gen(rope2d_spec_gen(), 3); }
@@ -42,8 +43,10 @@ Outcome check(Encoder& enc, DType dt, const Rope2dCase& c) {
 }
 
 }  // namespace
+}  // namespace rope2d_agrees_with_reference_detail
 
 Property rope2d_agrees_with_reference() {
+  using namespace rope2d_agrees_with_reference_detail;
   return make_property<Rope2dCase>(
       {.id = "rope2d.agrees_with_reference",
        .statement = "Axial RoPE rotates each head's first half by its row and second half by its column, within 2u.",

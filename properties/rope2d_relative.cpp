@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope2d_relative_detail {
 namespace {
 
 /// rows = {r1, r2, t}, cols = {c1, c2, s}, shifts clipped so every coordinate stays below 2^24.
@@ -40,8 +41,10 @@ Outcome check(Encoder& enc, DType dt, const Rope2dCase& c) {
 }
 
 }  // namespace
+}  // namespace rope2d_relative_detail
 
 Property rope2d_relative() {
+  using namespace rope2d_relative_detail;
   return make_property<Rope2dCase>(
       {.id = "rope2d.relative",
        .statement =

@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) { return rope_case_gen(gen::positions(3)); }
@@ -25,8 +26,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_agrees_with_reference_detail
 
 Property rope_agrees_with_reference() {
+  using namespace rope_agrees_with_reference_detail;
   return make_property<RopeCase>(
       {.id = "rope.agrees_with_reference",
        .statement = "Every rotated pair is within 2u|x_p| of the exact rotation, at every position below 2^24.",

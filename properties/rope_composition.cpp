@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_composition_detail {
 namespace {
 
 /// positions = {a, b, a + b}, all below 2^24; every token of x gets the same position.
@@ -38,8 +39,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_composition_detail
 
 Property rope_composition() {
+  using namespace rope_composition_detail;
   return make_property<RopeCase>({.id = "rope.composition",
                                   .statement = "R_b(R_a x) = R_(a+b) x: rotating by a then by b is rotating by a + b.",
                                   .family = Family::rope,

@@ -11,6 +11,7 @@
 
 namespace pecheck::props {
 
+namespace rope_inf_parity_detail {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) { return rope_case_gen(gen::positions(2)); }
@@ -49,8 +50,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_inf_parity_detail
 
 Property rope_inf_parity() {
+  using namespace rope_inf_parity_detail;
   return make_property<RopeCase>(
       {.id = "rope.inf_parity",
        .statement = "An infinite input dim stays non-finite and changes nothing outside its rotated pair.",

@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_inverse_detail {
 namespace {
 
 /// One position m per token; the inverse rotates each token by -m.
@@ -27,8 +28,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_inverse_detail
 
 Property rope_inverse() {
+  using namespace rope_inverse_detail;
   return make_property<RopeCase>({.id = "rope.inverse",
                                   .statement = "R_(-m) R_m x = x: rotating to m and back to -m returns x.",
                                   .family = Family::rope,

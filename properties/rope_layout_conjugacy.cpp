@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_layout_conjugacy_detail {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) {
@@ -43,8 +44,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_layout_conjugacy_detail
 
 Property rope_layout_conjugacy() {
+  using namespace rope_layout_conjugacy_detail;
   return make_property<RopeCase>(
       {.id = "rope.layout_conjugacy",
        .statement = "half_split(x) = P interleaved(P^T x) for the fixed permutation P of the pairs' dims.",

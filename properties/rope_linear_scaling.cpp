@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_linear_scaling_detail {
 namespace {
 
 /// An unscaled spec, an integer factor s (kept in spec.scaling) and positions m with s m < 2^24.
@@ -40,8 +41,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_linear_scaling_detail
 
 Property rope_linear_scaling() {
+  using namespace rope_linear_scaling_detail;
   return make_property<RopeCase>(
       {.id = "rope.linear_scaling",
        .statement = "Linear interpolation by s rotates position s m exactly as the unscaled RoPE rotates m.",

@@ -7,6 +7,7 @@
 
 namespace pecheck::props {
 
+namespace rope_nan_parity_detail {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) { return rope_case_gen(gen::positions(2)); }
@@ -41,8 +42,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_nan_parity_detail
 
 Property rope_nan_parity() {
+  using namespace rope_nan_parity_detail;
   return make_property<RopeCase>(
       {.id = "rope.nan_parity",
        .statement = "A NaN in one input dim reaches exactly the dims of its rotated pair (or itself) and nothing else.",

@@ -11,6 +11,7 @@
 
 namespace pecheck::props {
 
+namespace rope_ntk_base_detail {
 namespace {
 
 rc::Gen<RopeCase> cases(DType) {
@@ -46,8 +47,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_ntk_base_detail
 
 Property rope_ntk_base() {
+  using namespace rope_ntk_base_detail;
   return make_property<RopeCase>(
       {.id = "rope.ntk_base",
        .statement = "NTK scaling by s is RoPE with base b s^(d/(d-2)); dynamic NTK at length L <= L0 is plain RoPE, "

@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_offset_invariance_detail {
 namespace {
 
 /// n tokens at arbitrary positions, then the offset t as the last entry (all sums below 2^24).
@@ -57,8 +58,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_offset_invariance_detail
 
 Property rope_offset_invariance() {
+  using namespace rope_offset_invariance_detail;
   return make_property<RopeCase>(
       {.id = "rope.offset_invariance",
        .statement =

@@ -10,6 +10,7 @@
 
 namespace pecheck::props {
 
+namespace rope_orthogonal_detail {
 namespace {
 
 /// Token 0 at position 0 (R_0 = I); the other tokens anywhere.
@@ -59,8 +60,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_orthogonal_detail
 
 Property rope_orthogonal() {
+  using namespace rope_orthogonal_detail;
   return make_property<RopeCase>(
       {.id = "rope.orthogonal",
        .statement =

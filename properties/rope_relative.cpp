@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace rope_relative_detail {
 namespace {
 
 /// positions = {m, n, t}, with m + t and n + t below 2^24; one head.
@@ -38,8 +39,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_relative_detail
 
 Property rope_relative() {
+  using namespace rope_relative_detail;
   return make_property<RopeCase>(
       {.id = "rope.relative",
        .statement = "<R_m q, R_n k> depends only on m - n: shifting both positions leaves the score unchanged.",

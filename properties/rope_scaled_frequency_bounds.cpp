@@ -16,6 +16,7 @@
 
 namespace pecheck::props {
 
+namespace rope_scaled_frequency_bounds_detail {
 namespace {
 
 using K = RopeScalingKind;
@@ -117,8 +118,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_scaled_frequency_bounds_detail
 
 Property rope_scaled_frequency_bounds() {
+  using namespace rope_scaled_frequency_bounds_detail;
   return make_property<RopeCase>(
       {.id = "rope.scaled_frequency_bounds",
        .statement = "Scaled inverse frequencies lie in [theta_p/s, theta_p] and equal theta_p or theta_p/s exactly "

@@ -10,6 +10,7 @@
 
 namespace pecheck::props {
 
+namespace rope_stateless_detail {
 namespace {
 
 using K = RopeScalingKind;
@@ -43,8 +44,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
 }
 
 }  // namespace
+}  // namespace rope_stateless_detail
 
 Property rope_stateless() {
+  using namespace rope_stateless_detail;
   return make_property<RopeCase>(
       {.id = "rope.stateless",
        .statement = "The same RoPE call gives bitwise the same result whatever calls came before it.",

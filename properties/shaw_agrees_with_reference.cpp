@@ -27,6 +27,7 @@ struct ShawCase {
   }
 };
 
+namespace shaw_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<ShawCase> cases(DType) {
@@ -67,8 +68,10 @@ Outcome check(Encoder& enc, DType dt, const ShawCase& c) {
 }
 
 }  // namespace
+}  // namespace shaw_agrees_with_reference_detail
 
 Property shaw_agrees_with_reference() {
+  using namespace shaw_agrees_with_reference_detail;
   return make_property<ShawCase>(
       {.id = "shaw.agrees_with_reference",
        .statement = "Shaw scores equal q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K)] within one fp32 dot product.",

@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal2d_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<Sinusoidal2dCase> cases(DType) { return grid_case_gen(sinusoidal2d_spec_gen(), 3); }
@@ -37,8 +38,10 @@ Outcome check(Encoder& enc, DType dt, const Sinusoidal2dCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal2d_agrees_with_reference_detail
 
 Property sinusoidal2d_agrees_with_reference() {
+  using namespace sinusoidal2d_agrees_with_reference_detail;
   return make_property<Sinusoidal2dCase>(
       {.id = "sinusoidal2d.agrees_with_reference",
        .statement =

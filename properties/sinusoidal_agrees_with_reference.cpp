@@ -10,6 +10,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal_agrees_with_reference_detail {
 namespace {
 
 /// fairseq specs get its padding row (padding_idx 1, or another small index) half the time, and
@@ -49,8 +50,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal_agrees_with_reference_detail
 
 Property sinusoidal_agrees_with_reference() {
+  using namespace sinusoidal_agrees_with_reference_detail;
   return make_property<SinusoidalCase>(
       {.id = "sinusoidal.agrees_with_reference",
        .statement = "Every table entry is within 2u of the exact sinusoid, at every position below 2^24.",

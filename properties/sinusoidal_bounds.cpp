@@ -7,6 +7,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal_bounds_detail {
 namespace {
 
 rc::Gen<SinusoidalCase> cases(DType) {
@@ -43,8 +44,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal_bounds_detail
 
 Property sinusoidal_bounds() {
+  using namespace sinusoidal_bounds_detail;
   return make_property<SinusoidalCase>(
       {.id = "sinusoidal.bounds",
        .statement = "Every entry has |PE| <= 1 exactly and every row has |PE(p)|^2 = d/2.",

@@ -11,6 +11,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal_injectivity_detail {
 namespace {
 
 /// d_model >= 8 and a window [start, start + L) of 2..96 consecutive positions below 2^24.
@@ -73,8 +74,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal_injectivity_detail
 
 Property sinusoidal_injectivity() {
+  using namespace sinusoidal_injectivity_detail;
   return make_property<SinusoidalCase>(
       {.id = "sinusoidal.injectivity",
        .statement = "Rows of L <= 96 consecutive positions are pairwise at least delta_L > 0 apart (no two collide).",

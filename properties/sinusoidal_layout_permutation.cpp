@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal_layout_permutation_detail {
 namespace {
 
 rc::Gen<SinusoidalCase> cases(DType) {
@@ -42,8 +43,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal_layout_permutation_detail
 
 Property sinusoidal_layout_permutation() {
+  using namespace sinusoidal_layout_permutation_detail;
   return make_property<SinusoidalCase>(
       {.id = "sinusoidal.layout_permutation",
        .statement =

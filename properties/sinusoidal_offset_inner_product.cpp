@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal_offset_inner_product_detail {
 namespace {
 
 /// positions = {p, q, p + t, q + t}.
@@ -38,8 +39,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal_offset_inner_product_detail
 
 Property sinusoidal_offset_inner_product() {
+  using namespace sinusoidal_offset_inner_product_detail;
   return make_property<SinusoidalCase>(
       {.id = "sinusoidal.offset_inner_product",
        .statement = "PE(p).PE(q) depends only on p - q: the Gram matrix of the table is Toeplitz.",

@@ -8,6 +8,7 @@
 
 namespace pecheck::props {
 
+namespace sinusoidal_shift_linearity_detail {
 namespace {
 
 /// positions = {p, p + k, q, q + k}, all below 2^24.
@@ -41,8 +42,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
 }
 
 }  // namespace
+}  // namespace sinusoidal_shift_linearity_detail
 
 Property sinusoidal_shift_linearity() {
+  using namespace sinusoidal_shift_linearity_detail;
   return make_property<SinusoidalCase>(
       {.id = "sinusoidal.shift_linearity",
        .statement = "PE(p+k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations independent of p.",

@@ -9,6 +9,7 @@
 
 namespace pecheck::props {
 
+namespace t5_agrees_with_reference_detail {
 namespace {
 
 rc::Gen<T5Case> cases(DType) { return t5_case_gen(); }
@@ -37,8 +38,10 @@ Outcome check(Encoder& enc, DType dt, const T5Case& c) {
 }
 
 }  // namespace
+}  // namespace t5_agrees_with_reference_detail
 
 Property t5_agrees_with_reference() {
+  using namespace t5_agrees_with_reference_detail;
   return make_property<T5Case>({.id = "t5.agrees_with_reference",
                                 .statement = "Each T5 bias entry is the table entry of the exact bucket of p_j - p_i.",
                                 .family = Family::t5,

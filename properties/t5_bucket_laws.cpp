@@ -11,6 +11,7 @@
 
 namespace pecheck::props {
 
+namespace t5_bucket_laws_detail {
 namespace {
 
 rc::Gen<T5Case> cases(DType) { return t5_case_gen(); }
@@ -69,8 +70,10 @@ Outcome check(Encoder& enc, DType dt, const T5Case& c) {
 }
 
 }  // namespace
+}  // namespace t5_bucket_laws_detail
 
 Property t5_bucket_laws() {
+  using namespace t5_bucket_laws_detail;
   return make_property<T5Case>(
       {.id = "t5.bucket_laws",
        .statement = "T5 buckets lie in [0, n), split by direction, equal small distances, grow with |i - j| and are "
