@@ -27,9 +27,11 @@ nlohmann::json spec_json(const RopeSpec& s) {
                       {"rotary_dim", s.rotary_dim},      {"base", s.base},
                       {"rule", scaling_name(sc.kind)},   {"magnitude", s.magnitude()}};
   if (sc.kind != RopeScalingKind::none) j["factor"] = sc.factor;
-  if (sc.kind == RopeScalingKind::dynamic_ntk || sc.kind == RopeScalingKind::yarn || sc.kind == RopeScalingKind::llama3)
+  if (sc.kind != RopeScalingKind::none && sc.kind != RopeScalingKind::linear && sc.kind != RopeScalingKind::ntk)
     j["original_max_position"] = sc.original_max_position;
-  if (sc.kind == RopeScalingKind::dynamic_ntk) j["seq_len"] = sc.seq_len;
+  if (sc.kind == RopeScalingKind::dynamic_ntk || sc.kind == RopeScalingKind::longrope) j["seq_len"] = sc.seq_len;
+  if (sc.kind == RopeScalingKind::longrope)
+    j["short_factor"] = sc.short_factor, j["long_factor"] = sc.long_factor, j["attention_factor"] = s.magnitude();
   if (sc.kind == RopeScalingKind::yarn) j["beta_fast"] = sc.beta_fast, j["beta_slow"] = sc.beta_slow;
   if (sc.kind == RopeScalingKind::llama3)
     j["low_freq_factor"] = sc.low_freq_factor, j["high_freq_factor"] = sc.high_freq_factor;

@@ -64,8 +64,10 @@ int simplicity(RopeScalingKind k) {
       return 4;
     case RopeScalingKind::llama3:
       return 5;
+    case RopeScalingKind::longrope:  // per-pair factors explain anything: only ever stated
+      return 6;
   }
-  return 6;
+  return 7;
 }
 
 /// Whether two explaining candidates give every pair, measured or not, the same frequency.

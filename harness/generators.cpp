@@ -89,12 +89,29 @@ rc::Gen<std::int64_t> original_context() {
 
 }  // namespace
 
+// Each entry jittered by up to 25%, so the lists are not monotone (the published ones are not).
+void longrope_lists(RopeScaling& s, int rotary_dim, std::uint32_t seed) {
+  std::uint64_t state = seed;
+  const auto unit = [&state] {  // splitmix64 to [0, 1)
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1p-53;
+  };
+  const int pairs = rotary_dim / 2;
+  for (int p = 0; p < pairs; ++p) {
+    const double t = pairs > 1 ? static_cast<double>(p) / (pairs - 1) : 0.0;
+    s.short_factor.push_back(1.0 + 0.25 * unit());
+    s.long_factor.push_back((1.0 + (2.0 * s.factor - 1.0) * t * t) * (0.75 + 0.5 * unit()));
+  }
+}
+
 rc::Gen<RopeScaling> rope_scaling(int rotary_dim) {
   using K = RopeScalingKind;
   const bool ntk_ok = rotary_dim >= 4;
   return rc::gen::apply(
-      [ntk_ok](K kind, double factor, std::int64_t l0, int seq_choice, std::int64_t any_seq, int beta_fast,
-               int beta_slow, bool default_params, int lo, int hi_extra) {
+      [ntk_ok, rotary_dim](K kind, double factor, std::int64_t l0, int seq_choice, std::int64_t any_seq, int beta_fast,
+                           int beta_slow, bool default_params, int lo, int hi_extra, std::uint32_t lists_seed) {
         RopeScaling s{.kind = kind, .factor = factor, .original_max_position = l0};
         if (!ntk_ok && (kind == K::ntk || kind == K::dynamic_ntk)) s.kind = K::linear;
         const std::int64_t seq[] = {l0 / 2 + 1, l0, l0 + 1, 2 * l0, any_seq};
@@ -104,7 +121,9 @@ rc::Gen<RopeScaling> rope_scaling(int rotary_dim) {
           s.beta_slow = std::min(beta_slow, beta_fast - 1) / 2.0 + 0.5;
           s.low_freq_factor = lo / 4.0;
           s.high_freq_factor = s.low_freq_factor + hi_extra / 4.0;
+          s.attention_factor = 1.0 + hi_extra / 32.0;  // LongRoPE's, when stated
         }
+        if (s.kind == K::longrope) longrope_lists(s, rotary_dim, lists_seed);
         return s;
       },
       rc::gen::weightedOneOf<K>({{5, rc::gen::just(K::none)},
@@ -112,11 +131,12 @@ rc::Gen<RopeScaling> rope_scaling(int rotary_dim) {
                                  {1, rc::gen::just(K::ntk)},
                                  {1, rc::gen::just(K::dynamic_ntk)},
                                  {1, rc::gen::just(K::yarn)},
-                                 {1, rc::gen::just(K::llama3)}}),
+                                 {1, rc::gen::just(K::llama3)},
+                                 {1, rc::gen::just(K::longrope)}}),
       scaling_factor(), original_context(), rc::gen::inRange(0, 5),
       rc::gen::inRange<std::int64_t>(1, tol::kMaxPosition + 1), rc::gen::inRange(2, 65), rc::gen::inRange(1, 64),
       rc::gen::weightedOneOf<bool>({{3, rc::gen::just(true)}, {1, rc::gen::just(false)}}), rc::gen::inRange(1, 17),
-      rc::gen::inRange(1, 33));
+      rc::gen::inRange(1, 33), rc::gen::arbitrary<std::uint32_t>());
 }
 
 rc::Gen<RopeSpec> rope_spec(int max_dim, bool scaled) {

@@ -34,6 +34,9 @@ rc::Gen<RopeLayout> rope_layout();
 /// Llama 3 with factors 1..64, the original contexts real models use or any, HF's default betas and
 /// frequency factors mostly; dynamic NTK's seq_len below, at and past the original context.
 rc::Gen<RopeScaling> rope_scaling(int rotary_dim);
+/// Fills LongRoPE's short and long per-pair factors (rotary_dim / 2 each) from `seed`, shaped
+/// like Phi-3's: short ones near 1, long ones from about 1 on the fast pairs to about 2 s.
+void longrope_lists(RopeScaling& s, int rotary_dim, std::uint32_t seed);
 /// A RoPE spec: head_dim even <= max_dim, rotary_dim = head_dim, half of it, or any even value;
 /// scaled (rope_scaling) unless `scaled` is false.
 rc::Gen<RopeSpec> rope_spec(int max_dim, bool scaled = true);

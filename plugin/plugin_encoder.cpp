@@ -223,6 +223,10 @@ class PluginEncoder final : public Encoder {
     s.validate();
     shapes::rope(s, heads, positions.size(), x.size());
     const RopeScaling& r = s.scaling;
+    if (r.kind == RopeScalingKind::longrope && abi_revision(p_) < 1)
+      throw Unsupported(
+          fmt::format("{} does not offer LongRoPE (its descriptor's abi_revision is below 1)", decl_.name));
+    const bool longrope = r.kind == RopeScalingKind::longrope;
     const pecheck_rope_spec c{
         .head_dim = s.head_dim,
         .rotary_dim = s.rotary_dim,
@@ -235,7 +239,10 @@ class PluginEncoder final : public Encoder {
         .beta_fast = r.beta_fast,
         .beta_slow = r.beta_slow,
         .low_freq_factor = r.low_freq_factor,
-        .high_freq_factor = r.high_freq_factor};
+        .high_freq_factor = r.high_freq_factor,
+        .short_factor = longrope ? r.short_factor.data() : nullptr,
+        .long_factor = longrope ? r.long_factor.data() : nullptr,
+        .attention_factor = r.attention_factor};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
     const auto xt = call.in_out("x", x, {i64(positions.size()), heads, s.head_dim});
@@ -341,7 +348,7 @@ class PluginEncoder final : public Encoder {
   Declaration decl_;
 };
 
-static_assert(PECHECK_SCALING_LLAMA3 == static_cast<int>(RopeScalingKind::llama3));
+static_assert(PECHECK_SCALING_LONGROPE == static_cast<int>(RopeScalingKind::longrope));
 static_assert(PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw));
 
 }  // namespace

@@ -24,6 +24,10 @@ decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p) {
   return p.struct_size >= offsetof(pecheck_plugin, mrope_apply) + sizeof p.mrope_apply ? p.mrope_apply : nullptr;
 }
 
+std::uint32_t abi_revision(const pecheck_plugin& p) {
+  return p.struct_size >= offsetof(pecheck_plugin, abi_revision) + sizeof p.abi_revision ? p.abi_revision : 0;
+}
+
 std::uint32_t offered_ops(const pecheck_plugin& p) {
   const void* entries[] = {
       reinterpret_cast<const void*>(p.sinusoidal_table), reinterpret_cast<const void*>(p.learned_add),

@@ -48,6 +48,8 @@ std::uint32_t offered_ops(const pecheck_plugin& p);
 /// The M-RoPE entry point, or null when the descriptor (struct_size) ends before it: a plugin
 /// built against ABI 1's first header.
 decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p);
+/// The descriptor's abi_revision, 0 when it ends before that field (built against an older header).
+std::uint32_t abi_revision(const pecheck_plugin& p);
 
 /// The ABI's number for an operation, or none (the 2-D operations are not in ABI 1).
 std::optional<int> abi_op(Op op);

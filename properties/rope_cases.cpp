@@ -15,15 +15,19 @@ rc::Gen<RopeCase> rope_case_gen(rc::Gen<std::vector<std::int64_t>> positions, rc
 
 rc::Gen<RopeSpec> rope_spec_scaled_as(std::vector<RopeScalingKind> kinds) {
   return rc::gen::mapcat(gen::rope_spec(256), [kinds](RopeSpec s) {
-    return rc::gen::map(rc::gen::elementOf(kinds), [s](RopeScalingKind k) {
-      RopeSpec t = s;
-      t.scaling.kind = k;
-      if (s.rotary_dim < 4 && (k == RopeScalingKind::ntk || k == RopeScalingKind::dynamic_ntk)) {
-        t.rotary_dim = 4;  // NTK's exponent d/(d-2) needs d > 2
-        t.head_dim = std::max(t.head_dim, 4);
-      }
-      return t;
-    });
+    return rc::gen::apply(
+        [s](RopeScalingKind k, std::uint32_t lists_seed) {
+          RopeSpec t = s;
+          t.scaling.kind = k;
+          if (s.rotary_dim < 4 && (k == RopeScalingKind::ntk || k == RopeScalingKind::dynamic_ntk)) {
+            t.rotary_dim = 4;  // NTK's exponent d/(d-2) needs d > 2
+            t.head_dim = std::max(t.head_dim, 4);
+          }
+          if (k == RopeScalingKind::longrope && t.scaling.short_factor.empty())
+            gen::longrope_lists(t.scaling, t.rotary_dim, lists_seed);
+          return t;
+        },
+        rc::gen::elementOf(kinds), rc::gen::arbitrary<std::uint32_t>());
   });
 }
 

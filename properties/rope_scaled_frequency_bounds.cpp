@@ -2,7 +2,8 @@
 // for dynamic NTK), and equals theta_p or theta_p / s exactly where the rule says: linear
 // everywhere theta_p / s; NTK theta_p at p = 0 and theta_p / s at the last pair; YaRN theta_p below
 // the fast correction dim and theta_p / s above the slow one; Llama 3 theta_p for wavelengths
-// below L0 / high_freq_factor and theta_p / s above L0 / low_freq_factor.
+// below L0 / high_freq_factor and theta_p / s above L0 / low_freq_factor; LongRoPE theta_p / e_p
+// for every pair, e the long factors when L > L0, else the short ones.
 // Doc: docs/properties/rope.scaled_frequency_bounds.md
 #include <cmath>
 #include <numbers>
@@ -23,7 +24,7 @@ using K = RopeScalingKind;
 
 rc::Gen<RopeCase> cases(DType) {
   return rope_case_gen(rc::gen::just(std::vector<std::int64_t>{}),
-                       rope_spec_scaled_as({K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3}));
+                       rope_spec_scaled_as({K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3, K::longrope}));
 }
 
 /// What the rule allows for pair p: an interval, and the exact value where the rule pins it.
@@ -66,6 +67,9 @@ Allowed allowed(const RopeSpec& s, int p) {
       if (wavelen > sc.original_max_position / sc.low_freq_factor) a.exact = theta / sc.factor;
       break;
     }
+    case K::longrope:  // per-pair divisors, not bounded by s: pinned exactly instead
+      a.exact = theta / sc.longrope_factors()[static_cast<std::size_t>(p)];
+      break;
   }
   return a;
 }
@@ -125,7 +129,7 @@ Property rope_scaled_frequency_bounds() {
   return make_property<RopeCase>(
       {.id = "rope.scaled_frequency_bounds",
        .statement = "Scaled inverse frequencies lie in [theta_p/s, theta_p] and equal theta_p or theta_p/s exactly "
-                    "where the linear, NTK, YaRN or Llama 3 rule says.",
+                    "where the linear, NTK, YaRN or Llama 3 rule says; LongRoPE's equal theta_p/e_p for every pair.",
        .family = Family::rope,
        .op = Op::rope_apply},
       cases, check);

@@ -1,5 +1,5 @@
 // Theorem: RoPE is a function of its inputs alone: the same call gives bitwise the same result
-// whatever calls came before (a longer sequence, a larger dynamic-NTK length, other positions).
+// whatever calls came before (a longer sequence, a larger dynamic-NTK or LongRoPE length, other positions).
 // Doc: docs/properties/rope.stateless.md
 #include <bit>
 
@@ -15,17 +15,19 @@ namespace {
 
 using K = RopeScalingKind;
 
-/// Dynamic NTK half the time (where a stateful cache is the known bug), any spec otherwise.
+/// Dynamic NTK or LongRoPE half the time (where a stateful cache is the known bug: a table built
+/// for one length reused at another, transformers PR #33129), any spec otherwise.
 rc::Gen<RopeCase> cases(DType) {
   const auto positions = gen::positions(3);
-  return rc::gen::oneOf(rope_case_gen(positions), rope_case_gen(positions, rope_spec_scaled_as({K::dynamic_ntk})));
+  return rc::gen::oneOf(rope_case_gen(positions),
+                        rope_case_gen(positions, rope_spec_scaled_as({K::dynamic_ntk, K::longrope})));
 }
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   Outcome o;
   const auto x = gen::values(c.data, 1, c.size(), dt);
   const auto first = encoder_rope(enc, dt, c, x, c.positions, o.failure);
-  // History: the same spec at a much longer dynamic-NTK length, at other positions, on other data.
+  // History: the same spec at a much longer dynamic-NTK or LongRoPE length, at other positions, on other data.
   RopeCase longer = c;
   longer.spec.scaling.seq_len = 8 * std::max(c.spec.scaling.seq_len, c.spec.scaling.original_max_position);
   std::vector<std::int64_t> elsewhere(c.positions);

@@ -1,5 +1,5 @@
 // Exact inverse frequencies of RoPE under every scaling rule (linear, NTK, dynamic NTK, YaRN,
-// Llama 3), written from the papers' and HF's formulas, evaluated in Real.
+// Llama 3, LongRoPE), written from the papers' and HF's formulas, evaluated in Real.
 #pragma once
 
 #include <algorithm>
@@ -83,16 +83,26 @@ Real rope_inv_freq(const RopeSpec& s, int p) {
           (l0 / wavelen - Real(sc.low_freq_factor)) / (Real(sc.high_freq_factor) - Real(sc.low_freq_factor));
       return (1 - smooth) * theta / factor + smooth * theta;
     }
+    case RopeScalingKind::longrope:  // HF: 1 / (ext_factors * base^(2i/d)), ext chosen by L > L0
+      return theta / Real(sc.longrope_factors()[static_cast<std::size_t>(p)]);
   }
   return theta;
 }
 
-/// YaRN's attention factor 0.1 ln(s) + 1 (s > 1), 1 otherwise, in Real.
+/// The attention factor on cos and sin, in Real: YaRN's 0.1 ln(s) + 1 (s > 1); LongRoPE's stated
+/// one, else sqrt(1 + ln s / ln L0) (s > 1); 1 otherwise.
 template <class Real>
 Real rope_magnitude(const RopeSpec& s) {
   using std::log;
-  if (s.scaling.kind != RopeScalingKind::yarn || !(s.scaling.factor > 1.0)) return Real(1);
-  return Real(1) / 10 * log(Real(s.scaling.factor)) + 1;
+  using std::sqrt;
+  const RopeScaling& sc = s.scaling;
+  if (sc.kind == RopeScalingKind::yarn && sc.factor > 1.0) return Real(1) / 10 * log(Real(sc.factor)) + 1;
+  if (sc.kind == RopeScalingKind::longrope) {
+    if (sc.attention_factor > 0) return Real(sc.attention_factor);
+    if (sc.factor > 1.0)
+      return sqrt(1 + log(Real(sc.factor)) / log(Real(static_cast<double>(sc.original_max_position))));
+  }
+  return Real(1);
 }
 
 }  // namespace pecheck::ref

@@ -33,6 +33,9 @@ std::vector<Mutant> numeric_mutants();
 /// (selftest/mutants_scaling.cpp).
 std::vector<Mutant> scaling_mutants();
 
+/// Mutants of LongRoPE: the factor lists and the attention factor (selftest/mutants_longrope.cpp).
+std::vector<Mutant> longrope_mutants();
+
 /// Mutants of position tables and score biases: fp16 positions, T5 buckets
 /// (selftest/mutants_bias.cpp).
 std::vector<Mutant> bias_mutants();

@@ -174,6 +174,7 @@ const std::vector<Mutant>& mutants() {
     for (Mutant& m : relational_mutants()) v.push_back(std::move(m));
     for (Mutant& m : numeric_mutants()) v.push_back(std::move(m));
     for (Mutant& m : scaling_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : longrope_mutants()) v.push_back(std::move(m));
     for (Mutant& m : bias_mutants()) v.push_back(std::move(m));
     for (Mutant& m : mrope_mutants()) v.push_back(std::move(m));
     return v;

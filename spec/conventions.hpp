@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pecheck {
 
@@ -90,6 +92,8 @@ enum class RopeScalingKind {
   dynamic_ntk,  ///< base' = base * (factor L / L0 - (factor - 1))^(d/(d-2)) when L > L0 (HF "dynamic")
   yarn,         ///< per-pair ramp between inv_freq and inv_freq/factor, outputs times 0.1 ln(factor) + 1
   llama3,       ///< Llama 3.1: inv_freq/factor for long wavelengths, unchanged for short, smooth between
+  longrope,     ///< LongRoPE (Phi-3): inv_freq_i / ext_i, ext the short or long per-pair factors, outputs times
+                ///< the attention factor
 };
 
 inline std::string_view scaling_name(RopeScalingKind k) {
@@ -106,6 +110,8 @@ inline std::string_view scaling_name(RopeScalingKind k) {
       return "yarn";
     case RopeScalingKind::llama3:
       return "llama3";
+    case RopeScalingKind::longrope:
+      return "longrope";
   }
   return "?";
 }
@@ -114,10 +120,14 @@ inline std::string_view scaling_name(RopeScalingKind k) {
 struct RopeScaling {
   RopeScalingKind kind = RopeScalingKind::none;
   double factor = 1.0;
-  std::int64_t original_max_position = 4096;  ///< L0: dynamic_ntk, yarn, llama3
-  std::int64_t seq_len = 1;                   ///< L: dynamic_ntk's current length (HF: max(position_ids) + 1)
-  double beta_fast = 32.0, beta_slow = 1.0;   ///< yarn correction range, in rotations
+  std::int64_t original_max_position = 4096;  ///< L0: dynamic_ntk, yarn, llama3, longrope
+  std::int64_t seq_len = 1;  ///< L: the length the call stands for (HF: max(position_ids) + 1); dynamic_ntk, longrope
+  double beta_fast = 32.0, beta_slow = 1.0;              ///< yarn correction range, in rotations
   double low_freq_factor = 1.0, high_freq_factor = 4.0;  ///< llama3
+  /// longrope: per-pair divisors of inv_freq, rotary_dim / 2 each; the long ones apply when L > L0.
+  /// `factor` is HF's max_position_embeddings / original_max_position_embeddings.
+  std::vector<double> short_factor{}, long_factor{};
+  double attention_factor = 0;  ///< longrope: multiplies cos and sin; 0 = HF's default (see magnitude())
 
   void validate(int rotary_dim) const {
     if (kind == RopeScalingKind::none) return;
@@ -137,10 +147,22 @@ struct RopeScaling {
       throw std::invalid_argument(
           fmt::format("Llama 3 scaling needs high_freq_factor > low_freq_factor > 0, got {} and {}", high_freq_factor,
                       low_freq_factor));
+    if (kind == RopeScalingKind::longrope) validate_longrope(rotary_dim);
   }
-  /// YaRN's attention factor multiplies cos and sin (HF `attention_scaling`); 1 for the others.
+  /// The per-pair divisors LongRoPE applies to this call: long_factor when L > L0, else short_factor.
+  const std::vector<double>& longrope_factors() const {
+    return seq_len > original_max_position ? long_factor : short_factor;
+  }
+  /// The attention factor that multiplies cos and sin (HF `attention_scaling`): YaRN's
+  /// 0.1 ln s + 1 (s > 1); LongRoPE's stated one, or by default sqrt(1 + ln s / ln L0) (s > 1);
+  /// 1 for the other rules.
   double magnitude() const {
-    return kind == RopeScalingKind::yarn && factor > 1.0 ? 0.1 * std::log(factor) + 1.0 : 1.0;
+    if (kind == RopeScalingKind::yarn && factor > 1.0) return 0.1 * std::log(factor) + 1.0;
+    if (kind == RopeScalingKind::longrope) {
+      if (attention_factor > 0) return attention_factor;
+      if (factor > 1.0) return std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(original_max_position)));
+    }
+    return 1.0;
   }
   bool operator==(const RopeScaling&) const = default;
   std::string describe() const {
@@ -158,8 +180,36 @@ struct RopeScaling {
       case RopeScalingKind::llama3:
         return fmt::format(",llama3(s={},L0={},lo={},hi={})", short_number(factor), original_max_position,
                            short_number(low_freq_factor), short_number(high_freq_factor));
+      case RopeScalingKind::longrope: {
+        const std::vector<double>& ext = longrope_factors();
+        double lo = ext.empty() ? 0 : ext.front(), hi = lo;
+        for (double e : ext) lo = std::min(lo, e), hi = std::max(hi, e);
+        return fmt::format(",longrope(s={},L0={},L={},{}=[{}..{}],a={:.6g})", short_number(factor),
+                           original_max_position, seq_len, seq_len > original_max_position ? "long" : "short",
+                           short_number(lo), short_number(hi), magnitude());
+      }
     }
     return "";
+  }
+
+ private:
+  void validate_longrope(int rotary_dim) const {
+    if (original_max_position < 2)
+      throw std::invalid_argument(
+          fmt::format("LongRoPE needs original_max_position >= 2, got {}", original_max_position));
+    if (seq_len <= 0) throw std::invalid_argument(fmt::format("LongRoPE needs seq_len > 0, got {}", seq_len));
+    if (!(std::isfinite(attention_factor) && attention_factor >= 0))
+      throw std::invalid_argument(
+          fmt::format("LongRoPE attention_factor must be finite and >= 0, got {}", attention_factor));
+    for (const auto* list : {&short_factor, &long_factor}) {
+      const char* name = list == &short_factor ? "short_factor" : "long_factor";
+      if (list->size() != static_cast<std::size_t>(rotary_dim / 2))
+        throw std::invalid_argument(
+            fmt::format("LongRoPE {} needs rotary_dim / 2 = {} entries, got {}", name, rotary_dim / 2, list->size()));
+      for (double e : *list)
+        if (!(std::isfinite(e) && e > 0))
+          throw std::invalid_argument(fmt::format("LongRoPE {} entries must be finite and > 0, got {}", name, e));
+    }
   }
 };
 

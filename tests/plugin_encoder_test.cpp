@@ -76,6 +76,23 @@ TEST(PluginHost, UnsupportedStatusIsASkipWithThePluginsReason) {
   }
 }
 
+// The example sets no abi_revision: pecheck itself declines LongRoPE, so the plugin never sees a
+// scaling number (6) or spec fields its header did not have.
+TEST(PluginHost, LongropeIsNeverSentBelowAbiRevision1) {
+  const auto enc = example();
+  RopeSpec spec{.head_dim = 8, .rotary_dim = 8};
+  spec.scaling = {
+      .kind = RopeScalingKind::longrope, .factor = 4, .short_factor = {1, 1.1, 1.2, 1.3}, .long_factor = {1, 2, 3, 4}};
+  std::vector<float> x(8, 0.5f);
+  try {
+    enc->run(RopeApply{spec, DType::f32, 1, std::vector<std::int64_t>{5}, x});
+    FAIL() << "no Unsupported";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("abi_revision is below 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(x, std::vector<float>(8, 0.5f));
+}
+
 TEST(PluginHost, WriteIntoTheSentinelsIsReported) {
   const auto enc = example(PECHECK_EXAMPLE_PLUGIN_OOB);
   std::vector<float> out(6);  // 24 bytes: the stray element lands in the 40 bytes of sentinels

@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "harness/encoders.hpp"
+#include "harness/generators.hpp"
 #include "interface/encoder.hpp"
 #include "selftest/mutants.hpp"
 
@@ -31,16 +32,19 @@ Call draw(std::mt19937_64& rng) {
   c.dtype = kAllDTypes[static_cast<std::size_t>(pick(3))];
   const int tokens = 1 + pick(9);
   const std::int64_t far = std::int64_t{1} << (1 + pick(24));
-  for (int t = 0; t < tokens; ++t) c.positions.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(far)));
+  for (int t = 0; t < tokens; ++t)
+    c.positions.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(far)));
   std::uniform_real_distribution<float> uniform(-1, 1);
   const int op = pick(4);
-  if (op <= 1) {  // RoPE, half the calls: every scaling rule, dynamic NTK at lengths below and past L0
+  if (op <= 1) {  // RoPE, half the calls: every scaling rule, dynamic NTK and LongRoPE at lengths below and past L0
     RopeSpec s{.head_dim = 2 * (2 + pick(64)), .base = std::array{1e4, 5e5, 1e6}[static_cast<std::size_t>(pick(3))]};
     s.rotary_dim = pick(2) ? s.head_dim : 2 * (2 + pick(s.head_dim / 2 - 1));
     s.layout = pick(2) ? RopeLayout::interleaved : RopeLayout::half_split;
-    const auto kind = static_cast<RopeScalingKind>(pick(6));
+    const auto kind = static_cast<RopeScalingKind>(pick(7));
     s.scaling = {.kind = kind, .factor = double(1 + pick(16)), .original_max_position = 1024 << pick(4)};
     s.scaling.seq_len = 1 + static_cast<std::int64_t>(rng() % 65536);
+    if (kind == RopeScalingKind::longrope)
+      gen::longrope_lists(s.scaling, s.rotary_dim, static_cast<std::uint32_t>(rng()));
     c.spec = s;
     c.heads = 1 + pick(3);
     c.input.resize(c.positions.size() * static_cast<std::size_t>(c.heads * s.head_dim));

@@ -40,6 +40,7 @@ extern "C" {
 #endif
 
 #define PECHECK_ABI_VERSION 1u
+#define PECHECK_ABI_REVISION 1u /* additions within version 1 that a plugin opts into (pecheck_plugin) */
 #define PECHECK_MAX_RANK 4
 
 typedef int32_t pecheck_status;
@@ -106,6 +107,7 @@ typedef struct pecheck_learned_spec {
 #define PECHECK_SCALING_DYNAMIC_NTK 3
 #define PECHECK_SCALING_YARN 4
 #define PECHECK_SCALING_LLAMA3 5
+#define PECHECK_SCALING_LONGROPE 6 /* sent only to plugins of ABI revision >= 1 (pecheck_plugin) */
 
 /* x (n, heads, head_dim) rotated in place: the first rotary_dim dims of each head by angles
  * positions[t] * inv_freq_i, dims [rotary_dim, head_dim) untouched. Fields are named as in HF's
@@ -125,6 +127,10 @@ typedef struct pecheck_learned_spec {
  *   LLAMA3       wavelength l_i = 2 pi / theta_i: theta_i when l_i < L0 / high_freq_factor,
  *                theta_i / s when l_i > L0 / low_freq_factor, else (1 - m) theta_i / s + m theta_i
  *                with m = (L0 / l_i - low_freq_factor) / (high_freq_factor - low_freq_factor)
+ *   LONGROPE     theta_i / e_i, e = long_factor when seq_len > L0, else short_factor (d/2 entries
+ *                each, > 0); s is HF's max_position_embeddings / original_max_position_embeddings.
+ *                cos and sin carry the attention factor: attention_factor when > 0, else
+ *                sqrt(1 + ln s / ln L0) when s > 1, else 1 (HF _compute_longrope_parameters)
  * Positions are signed 64-bit: the catalogue draws them in [0, 2^24) and rope.inverse also calls
  * with their negatives (R_-m undoes R_m); an encoder that refuses negative positions returns
  * PECHECK_UNSUPPORTED for those calls. reference/rope_scaling.hpp is the same definition in code. */
@@ -139,6 +145,10 @@ typedef struct pecheck_rope_spec {
   int64_t seq_len;
   double beta_fast, beta_slow;
   double low_freq_factor, high_freq_factor;
+  /* Appended with ABI revision 1, read only for LONGROPE (null otherwise): */
+  const double* short_factor; /* rotary_dim / 2 entries */
+  const double* long_factor;  /* rotary_dim / 2 entries */
+  double attention_factor;    /* 0: the default above */
 } pecheck_rope_spec;
 
 /* out (heads, n, n) = -m_h |p_i - p_j| (causal: -m_h (p_i - p_j), -inf for j > i). */
@@ -220,6 +230,10 @@ typedef struct pecheck_plugin {
    * against the earlier header) offers no M-RoPE, and loads as before. */
   pecheck_status (*mrope_apply)(const pecheck_host*, const pecheck_mrope_spec*, const int64_t* positions,
                                 pecheck_tensor x);
+  /* Appended with LongRoPE: PECHECK_ABI_REVISION when the plugin implements what that revision
+   * adds, else 0 (or a descriptor that ends before it). Revision 1: PECHECK_SCALING_LONGROPE and
+   * the rope spec's factor lists; pecheck sends LongRoPE calls to no plugin below it. */
+  uint32_t abi_revision;
 } pecheck_plugin;
 
 /* The size of ABI 1's first descriptor, the smallest struct_size pecheck accepts. */
