@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -104,7 +105,9 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
       if (e.reading) c.reading = reading_json(*e.reading);
       const RopeSpec pairing = fit_rope_pairing(d);
       if (d.rope.base) {  // a stated convention the pairs contradict: measured as stated, beside the fit
-        const RopeSpec stated = stated_spec(d.rope, pairing);
+        RopeSpec stated = stated_spec(d.rope, pairing);
+        if (stated.scaling.kind == RopeScalingKind::longrope && !d.positions.empty())  // HF: max(position_ids) + 1
+          stated.scaling.seq_len = *std::max_element(d.positions.begin(), d.positions.end()) + 1;
         c.convention = fmt::format("as stated, {}, which the pairs contradict ({})", stated.describe(), e.what());
         c.measurements = {rope_agreement(d, stated, contract), rope_norms(d, stated, contract)};
         c.spec = stated;

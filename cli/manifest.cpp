@@ -3,8 +3,8 @@
 // transformers reads: rope_theta (GPT-NeoX's rotary_emb_base), partial_rotary_factor (GPT-NeoX's
 // rotary_pct), head_dim (else hidden_size / num_attention_heads), and rope_scaling verbatim, with
 // the original context transformers 4.49 falls back to (max_position_embeddings) made explicit
-// for the rules that use one. The result is checked by the manifest reader itself, so a key or a
-// rule pecheck does not know is one line and exit 2 here, not later.
+// for the rules that use one, and LongRoPE's factor formed from the two context lengths. The result is checked by the
+// manifest reader itself, so a key or a rule pecheck does not know is one line and exit 2 here, not later.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -52,6 +52,18 @@ int manifest_from_hf_config(const std::string& path) {
     // when rope_scaling does not give one (4.49 even ignores YaRN's own key).
     if ((type == "yarn" || type == "dynamic") && config.contains("max_position_embeddings"))
       r["original_max_position_embeddings"] = config.at("max_position_embeddings");
+    // LongRoPE (HF _compute_longrope_parameters): L0 is the config's original_max_position_embeddings
+    // (else max_position_embeddings, and the factor stays rope_scaling's), and the factor is
+    // max_position_embeddings / original_max_position_embeddings.
+    if ((type == "longrope" || type == "su") && !r.contains("original_max_position_embeddings")) {
+      const auto l0 = number({"original_max_position_embeddings"}), max = number({"max_position_embeddings"});
+      if (l0 && max) {
+        r["original_max_position_embeddings"] = *l0;
+        r["factor"] = *max / *l0;
+      } else if (max) {
+        r["original_max_position_embeddings"] = *max;
+      }
+    }
     c["rope_scaling"] = r;
   }
   try {

@@ -25,8 +25,10 @@ struct StatedRope {
   std::optional<RopeScalingKind> rule;
   std::optional<double> factor;
   std::optional<std::int64_t> original_max_position;
-  std::optional<double> low_freq_factor, high_freq_factor;  ///< Llama 3
-  std::optional<double> beta_fast, beta_slow;               ///< YaRN
+  std::optional<double> low_freq_factor, high_freq_factor;       ///< Llama 3
+  std::optional<double> beta_fast, beta_slow;                    ///< YaRN
+  std::optional<std::vector<double>> short_factor, long_factor;  ///< LongRoPE: never fitted, only stated
+  std::optional<double> attention_factor;                        ///< LongRoPE's, when stated
 };
 struct StatedSinusoidal {
   std::optional<SinusoidalLayout> layout;

@@ -58,10 +58,9 @@ RopeScalingKind rule_named(const std::string& name, const std::string& where) {
   if (name == "ntk") return RopeScalingKind::ntk;
   if (name == "yarn") return RopeScalingKind::yarn;
   if (name == "llama3") return RopeScalingKind::llama3;
-  if (name == "longrope" || name == "su")
-    throw FormatError(fmt::format("{}: rope_type \"{}\" (LongRoPE) is not in pecheck's catalogue yet", where, name));
+  if (name == "longrope" || name == "su") return RopeScalingKind::longrope;
   throw FormatError(
-      fmt::format("{}: unknown rope_type \"{}\" (default, linear, dynamic, ntk, yarn, llama3)", where, name));
+      fmt::format("{}: unknown rope_type \"{}\" (default, linear, dynamic, ntk, yarn, llama3, longrope)", where, name));
 }
 
 /// HF's YaRN attention factor: attention_factor, else mscale / mscale_all_dim, else 0.1 ln s + 1.
@@ -73,6 +72,42 @@ double yarn_attention_factor(const Json& r, double factor, const std::string& wh
   return mscale(1.0);
 }
 
+/// A LongRoPE factor list: an array of finite numbers > 0.
+std::vector<double> factor_list(const Json& r, const char* key, const std::string& where) {
+  if (!r.contains(key) || !r.at(key).is_array() || r.at(key).empty())
+    throw FormatError(fmt::format("{}: LongRoPE needs \"{}\", a non-empty array of numbers", where, key));
+  std::vector<double> v;
+  for (const Json& e : r.at(key)) {
+    if (!e.is_number()) throw FormatError(fmt::format("{}: \"{}\" holds a value that is not a number", where, key));
+    v.push_back(e.get<double>());
+    if (!(std::isfinite(v.back()) && v.back() > 0))
+      throw FormatError(fmt::format("{}: \"{}\" entries must be finite and > 0, got {}", where, key, v.back()));
+  }
+  return v;
+}
+
+/// LongRoPE's keys: both lists (which also give rotary_dim, two dims per entry), L0, and either
+/// the factor (HF: max_position_embeddings / original_max_position_embeddings) or the attention
+/// factor itself.
+void read_longrope(const Json& r, StatedRope& s, const std::string& where) {
+  s.short_factor = factor_list(r, "short_factor", where);
+  s.long_factor = factor_list(r, "long_factor", where);
+  if (s.short_factor->size() != s.long_factor->size())
+    throw FormatError(fmt::format("{}: short_factor has {} entries, long_factor {}", where, s.short_factor->size(),
+                                  s.long_factor->size()));
+  if (!s.original_max_position)
+    throw FormatError(fmt::format(
+        "{}: LongRoPE needs \"original_max_position_embeddings\" (it picks the short or long factors)", where));
+  s.attention_factor = number(r, "attention_factor", where);
+  if (!s.factor && !s.attention_factor)
+    throw FormatError(
+        fmt::format("{}: LongRoPE needs \"factor\" (max_position_embeddings / "
+                    "original_max_position_embeddings) or \"attention_factor\"",
+                    where));
+  for (const char* key : {"mscale", "mscale_all_dim", "beta_fast", "beta_slow", "low_freq_factor", "high_freq_factor"})
+    if (r.contains(key)) throw FormatError(fmt::format("{}: \"{}\" does not belong to rope_type longrope", where, key));
+}
+
 void read_scaling(const Json& r, StatedRope& s, const std::string& where) {
   only_known_keys(r, kScalingKeys, where, "");
   if (!r.contains("rope_type") && !r.contains("type"))
@@ -80,7 +115,7 @@ void read_scaling(const Json& r, StatedRope& s, const std::string& where) {
   const std::string name = get<std::string>(r, r.contains("rope_type") ? "rope_type" : "type", where);
   s.rule = rule_named(name, where);
   s.factor = number(r, "factor", where);
-  if (s.rule != RopeScalingKind::none && !s.factor)
+  if (s.rule != RopeScalingKind::none && s.rule != RopeScalingKind::longrope && !s.factor)
     throw FormatError(fmt::format("{}: rope_type \"{}\" needs \"factor\"", where, name));
   if (const auto l0 = number(r, "original_max_position_embeddings", where)) {
     if (!(*l0 >= 1) || *l0 != std::floor(*l0))
@@ -91,9 +126,10 @@ void read_scaling(const Json& r, StatedRope& s, const std::string& where) {
   s.high_freq_factor = number(r, "high_freq_factor", where);
   s.beta_fast = number(r, "beta_fast", where);
   s.beta_slow = number(r, "beta_slow", where);
+  if (s.rule == RopeScalingKind::longrope) return read_longrope(r, s, where);
   if (r.contains("short_factor") || r.contains("long_factor"))
     throw FormatError(
-        fmt::format("{}: short_factor/long_factor are LongRoPE's, not in pecheck's catalogue yet", where));
+        fmt::format("{}: short_factor/long_factor belong to LongRoPE, not to rope_type \"{}\"", where, name));
   if (s.rule == RopeScalingKind::yarn) {
     // The catalogue's YaRN scales cos and sin by 0.1 ln s + 1: another factor is another rule.
     const double f = yarn_attention_factor(r, *s.factor, where),
@@ -106,7 +142,8 @@ void read_scaling(const Json& r, StatedRope& s, const std::string& where) {
   } else {
     for (const char* key : {"attention_factor", "mscale", "mscale_all_dim"})
       if (r.contains(key))
-        throw FormatError(fmt::format("{}: \"{}\" belongs to YaRN, not to rope_type \"{}\"", where, key, name));
+        throw FormatError(
+            fmt::format("{}: \"{}\" belongs to YaRN or LongRoPE, not to rope_type \"{}\"", where, key, name));
   }
 }
 
@@ -127,6 +164,11 @@ RopeSpec stated_spec(const StatedRope& s, RopeSpec pairing) {
     sc.beta_fast = s.beta_fast.value_or(sc.beta_fast);
     sc.beta_slow = s.beta_slow.value_or(sc.beta_slow);
     sc.seq_len = sc.original_max_position;
+    if (*s.rule == RopeScalingKind::longrope) {  // the short factors (L = L0); the reader tries both
+      sc.short_factor = s.short_factor.value_or(std::vector<double>{});
+      sc.long_factor = s.long_factor.value_or(std::vector<double>{});
+      sc.attention_factor = s.attention_factor.value_or(0);
+    }
   }
   return r;
 }
@@ -163,6 +205,8 @@ StatedRope read_rope_convention(const Json& c, int head_dim, const std::string& 
   }
   if (c.contains("rope_scaling") && !c.at("rope_scaling").is_null())
     read_scaling(c.at("rope_scaling"), s, where + ": rope_scaling");
+  if (s.short_factor && !s.rotary_dim)  // two rotated dims per LongRoPE factor
+    s.rotary_dim = 2 * static_cast<int>(s.short_factor->size());
   // What pecheck can check of the statement alone: the spec it makes must be valid.
   try {
     stated_spec(s, RopeSpec{.head_dim = head_dim, .rotary_dim = s.rotary_dim.value_or(head_dim)}).validate();

@@ -49,6 +49,47 @@ std::optional<RuleCandidate> as_stated(const Context& c, const std::optional<Two
                st.base ? 0 : 1);
 }
 
+/// LongRoPE as stated: the manifest's lists, short and long each tried (which one the framework
+/// used depends on the length it was called for). The base is the stated one, or fitted to
+/// w_p e_p, which is plain RoPE once the stated factors are taken out.
+std::vector<RuleCandidate> longrope_as_stated(const Context& c) {
+  const StatedRope& st = c.stated;
+  std::vector<RuleCandidate> out;
+  if (st.rule != RopeScalingKind::longrope || !st.short_factor || !st.long_factor || !st.original_max_position)
+    return out;
+  for (const bool long_list : {false, true}) {
+    const std::vector<double>& e = long_list ? *st.long_factor : *st.short_factor;
+    if (e.size() != static_cast<std::size_t>(c.m.count())) continue;  // rotary_dim / 2 entries, else invalid
+    Measured unscaled = c.m;
+    for (int p = 0; p < unscaled.count(); ++p)
+      unscaled.pairs[static_cast<std::size_t>(p)].freq *= e[static_cast<std::size_t>(p)];
+    std::optional<double> lnb;
+    if (st.base) lnb = std::log(*st.base);
+    const auto line = fit_line(unscaled, 0, unscaled.count(), lnb, 0.0);
+    if (!line) continue;
+    const double raw = st.base ? *st.base : std::exp(line->lnb), b = st.base ? raw : snap(raw, line->lnb_error);
+    RopeSpec s = c.pairing;
+    s.scaling = {.kind = RopeScalingKind::longrope,
+                 .factor = st.factor.value_or(1),
+                 .original_max_position = *st.original_max_position,
+                 .short_factor = *st.short_factor,
+                 .long_factor = *st.long_factor,
+                 .attention_factor = st.attention_factor.value_or(0)};
+    s.scaling.seq_len = s.scaling.original_max_position + (long_list ? 1 : 0);
+    const auto text = [&](double base) {
+      return fmt::format("{}, LongRoPE with the stated {} factors (as at a length {} L0 = {}), attention factor {:.6g}",
+                         base_text(base, raw, st.base.has_value()), long_list ? "long" : "short",
+                         long_list ? ">" : "<=", s.scaling.original_max_position, s.magnitude());
+    };
+    RopeSpec r = s;
+    s.base = b;
+    r.base = raw;
+    const int free = st.base ? 0 : 1;
+    out.push_back(snapped_or_raw(score(c.m, s, text(b), free), score(c.m, r, text(raw), free)));
+  }
+  return out;
+}
+
 /// Order of preference among readings that give every pair the same frequency.
 int simplicity(RopeScalingKind k) {
   switch (k) {
@@ -100,6 +141,7 @@ RuleReading read_rope_rule(const std::vector<PairFrequency>& pairs, double gain,
     if (auto l = llama3(c, *r)) out.tried.push_back(*l);
   }
   if (auto s = as_stated(c, r)) out.tried.insert(out.tried.begin(), *s);
+  for (const RuleCandidate& l : longrope_as_stated(c)) out.tried.insert(out.tried.begin(), l);
   std::stable_sort(out.tried.begin(), out.tried.end(), [](const RuleCandidate& a, const RuleCandidate& b) {
     if (a.explains != b.explains) return a.explains;
     if (a.explains) return simplicity(a.spec.scaling.kind) < simplicity(b.spec.scaling.kind);

@@ -67,7 +67,11 @@ malformed() {  # malformed NAME PYTHON-EDIT TEXT
 }
 malformed flatkey "m['convention']={'rope_type': 'llama3', 'factor': 8}" 'unknown key "factor"'
 malformed scalingkey "m['convention']={'rope_scaling': {'rope_type': 'yarn', 'factor': 4, 'beta': 2}}" 'unknown key "beta"'
-malformed longrope "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'factor': 4}}" "not in pecheck's catalogue yet"
+malformed longrope "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'factor': 4}}" 'LongRoPE needs "short_factor"'
+malformed longl0 "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'factor': 4, 'short_factor': [1], 'long_factor': [2]}}" 'needs "original_max_position_embeddings"'
+malformed longlen "m['convention']={'rope_scaling': {'rope_type': 'su', 'factor': 4, 'short_factor': [1, 1], 'long_factor': [2], 'original_max_position_embeddings': 64}}" "short_factor has 2 entries, long_factor 1"
+malformed longdim "m['convention']={'rotary_dim': 8, 'rope_scaling': {'rope_type': 'longrope', 'factor': 4, 'short_factor': [1], 'long_factor': [2], 'original_max_position_embeddings': 64}}" "needs rotary_dim / 2 = 4 entries, got 1"
+malformed longneg "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'factor': 4, 'short_factor': [1, -1], 'long_factor': [2, 2], 'original_max_position_embeddings': 64}}" "finite and > 0"
 malformed mscale "m['convention']={'rope_scaling': {'rope_type': 'yarn', 'factor': 4, 'mscale': 0.707, 'mscale_all_dim': 1}}" "YaRN attention factor"
 malformed headdim "m['convention']={'head_dim': 64}" "convention head_dim 64"
 malformed partial "m['convention']={'rotary_dim': 64, 'partial_rotary_factor': 0.25}" "contradicts partial_rotary_factor"
@@ -91,6 +95,13 @@ json.dump(m, open(sys.argv[2], "w"))
 PY
 expect 0 hfstated -- "$PECHECK" validate --dump "$tmp/r1" --quiet
 grep -qF "llama3 as stated" "$tmp/hfstated.out" || { cat "$tmp/hfstated.out"; fail "the HF config's convention was not used"; }
+# Phi-3's config: LongRoPE's L0 and factor come from the two context lengths, as in HF.
+"$py" -c "import json; json.dump({'hidden_size': 3072, 'num_attention_heads': 32, 'max_position_embeddings': 131072,
+  'original_max_position_embeddings': 4096, 'rope_scaling': {'type': 'longrope', 'short_factor': [1.0] * 48,
+  'long_factor': [1.0 + i for i in range(48)]}}, open('$tmp/phi3.json', 'w'))"
+expect 0 hfphi3 -- "$PECHECK" manifest --from-hf-config "$tmp/phi3.json"
+"$py" -c "import json, sys; r = json.load(open(sys.argv[1]))['convention']['rope_scaling']
+assert r['factor'] == 32 and r['original_max_position_embeddings'] == 4096, r" "$tmp/hfphi3.out"
 sed -i 's/"rope_type": "llama3"/"rope_type": "llama3", "finetuned": true/' "$tmp/config.json"
 expect 2 hfbad -- "$PECHECK" manifest --from-hf-config "$tmp/config.json"
 grep -qF 'unknown key "finetuned"' "$tmp/hfbad.err" || { cat "$tmp/hfbad.err"; fail "the unknown key is not named"; }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # transformers' own RoPE for every rope_type, BLOOM's ALiBi and the Marian, XLM and M2M100 sinusoid
-# tables (examples/huggingface/dump_hf.py), dumped with no convention stated: validate --dump must
-# read each as expected.json says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's
-# frequency factors, YaRN's attention factor, the fp32-angles contract; ALiBi: the paper's slopes;
+# tables (examples/huggingface/dump_hf.py), dumped with no convention stated (but Phi-3's LongRoPE
+# factor lists, which only a statement can give): validate --dump must read each as expected.json
+# says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's frequency factors, YaRN's
+# attention factor, which LongRoPE list the call used and its attention factor, the fp32-angles
+# contract; ALiBi: the paper's slopes;
 # sinusoids: layout, frequencies, base, M2M100's padding row; T5: the bucketing). Skipped (exit 77) when
 # scripts/hf-venv could not provide transformers.
 set -euo pipefail
@@ -51,11 +53,14 @@ for name, want in expected.items():
     assert spec is not None and not read[name]["ambiguous"], (name, read[name])
     assert spec["rule"] == want["rule"], (name, spec)
     assert abs(spec["base"] / want["base"] - 1) < 1e-6, (name, spec)
-    for key in ("factor", "low_freq_factor", "high_freq_factor", "rotary_dim"):
+    for key in ("factor", "low_freq_factor", "high_freq_factor", "rotary_dim", "seq_len"):
         if key in want:
             assert spec[key] == want[key], (name, key, spec)
     if want["rule"] == "yarn":
         assert abs(read[name]["measured_magnitude"] - 1.1386294361) < 1e-5, (name, read[name])
+    if want["rule"] == "longrope":  # the stated lists; which one was used (seq_len past L0 or not) is read
+        assert abs(spec["attention_factor"] - want["attention_factor"]) < 1e-12, (name, spec)
+        assert abs(read[name]["measured_magnitude"] - want["attention_factor"]) < 1e-5, (name, read[name])
 # HF forms frequencies and angles in fp32 (and, in bf16, stores cos and sin in bf16): the exact
 # contract fails far out, the fp32-angles one holds everywhere.
 contracts = {r["dump"].rsplit("/", 1)[-1]: r["contract"] for r in results if r["property"] == "rope.agrees_with_reference"}

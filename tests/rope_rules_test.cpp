@@ -1,8 +1,9 @@
 // Reading a RoPE dump's scaling rule (dumpcheck/rope_rules.cpp): over every rule the catalogue
-// draws (none, linear, NTK, dynamic NTK, YaRN, Llama 3), layout, rotary_dim and dtype, a named
-// reading always reproduces the data; frequency sets no rule makes (LongRoPE-like per-pair
-// factors, one pair off) and manifests that state the wrong rule are never read as a rule; and
-// the configurations real models ship read back with their parameters.
+// draws (none, linear, NTK, dynamic NTK, YaRN, Llama 3, LongRoPE), layout, rotary_dim and dtype, a
+// named reading always reproduces the data; frequency sets no rule makes (LongRoPE-like per-pair
+// factors unstated, one pair off, a stated LongRoPE list one factor off) and manifests that state
+// the wrong rule are never read as a rule; and the configurations real models ship read back with
+// their parameters.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -167,6 +168,50 @@ RC_GTEST_PROP(RopeRules, aStatedRuleTheDataContradictsIsNeverNamed, ()) {
     RC_FAIL("stated " + std::string(scaling_name(stated)) + " read as " + f.text);
   } catch (const FitError& e) {
     RC_LOG() << e.what() << "\n";
+  }
+}
+
+/// LongRoPE is read only as stated. With the lists that made the data (either one, base stated or
+/// not) the reading is LongRoPE with the list the data used, and agrees everywhere; with one
+/// factor of the used list 1-5 % off it is never named.
+RC_GTEST_PROP(RopeRules, longropeReadsAsStatedAndNeverWithAWrongList, ()) {
+  RopeSpec s = *gen::rope_spec(128, false);
+  s.scaling = {
+      .kind = RopeScalingKind::longrope, .factor = *rc::gen::element(4.0, 16.0, 32.0), .original_max_position = 4096};
+  gen::longrope_lists(s.scaling, s.rotary_dim, *rc::gen::arbitrary<std::uint32_t>());
+  const bool long_list = *rc::gen::arbitrary<bool>();
+  s.scaling.seq_len = long_list ? 131072 : 4096;
+  const DType dt = any_dtype();
+  Dump d = reference_dump(s, dt, 1, *rc::gen::arbitrary<std::uint32_t>());
+  d.rope.rule = RopeScalingKind::longrope;
+  d.rope.factor = s.scaling.factor;
+  d.rope.original_max_position = 4096;
+  d.rope.rotary_dim = s.rotary_dim;
+  d.rope.short_factor = s.scaling.short_factor;
+  d.rope.long_factor = s.scaling.long_factor;
+  const bool base_stated = *rc::gen::arbitrary<bool>();
+  if (base_stated) d.rope.base = s.base;
+  const bool wrong = *rc::gen::arbitrary<bool>();
+  if (wrong) {
+    auto& used = long_list ? *d.rope.long_factor : *d.rope.short_factor;
+    used[static_cast<std::size_t>(*rc::gen::inRange(0, s.rotary_dim / 2))] *= 1 + *rc::gen::inRange(1, 6) / 100.0;
+  }
+  RC_TAG(wrong ? "one factor off" : "as made", long_list ? "long" : "short");
+  try {
+    const RopeFit f = fit_rope(d);
+    RC_LOG() << s.describe() << " " << dtype_name(dt) << " read: " << f.text << "\n";
+    // With two pairs and the base fitted, pair 0 does not depend on the base, so the base fitted
+    // to pair 1 absorbs a wrong factor there: the reading is that other base, exactly (the same
+    // function), not a wrong rule.
+    RC_ASSERT(!wrong || (!base_stated && s.rotary_dim <= 4));
+    if (wrong) return;
+    RC_ASSERT(f.spec.scaling.kind == RopeScalingKind::longrope);
+    RC_ASSERT((f.spec.scaling.seq_len > 4096) == long_list || f.reading.ambiguous);
+    assert_reads_the_truth(d, f, s);
+  } catch (const FitError& e) {
+    RC_LOG() << s.describe() << " " << dtype_name(dt) << " unread: " << e.what() << "\n";
+    // A wrong factor on a pair the dump turns too little to read cannot be seen; any other is.
+    RC_ASSERT(wrong || s.rotary_dim <= 4);
   }
 }
 

@@ -11,10 +11,12 @@ and M2M100; T5's relative bias (encoder and decoder).
 transformers 4.49.0 is the newest that imports on Debian 12's torch 1.13. The cases are the
 ones a user would meet: LlamaRotaryEmbedding + apply_rotary_pos_emb under the default rule at
 two bases, linear, dynamic, YaRN and Llama 3 scaling, in f32 and bf16; GPT-NeoX's partial
-rotary; BLOOM's build_alibi_tensor at 12 and 16 heads. Each dump's expected reading is in
+rotary; Phi-3's LongRoPE with both factor lists (stated in the manifest: they cannot be
+fitted); BLOOM's build_alibi_tensor at 12 and 16 heads. Each dump's expected reading is in
 expected.json beside them (tests/huggingface.sh).
 """
 import json
+import math
 import os
 import sys
 
@@ -27,6 +29,9 @@ from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb 
 from transformers.models.llama.configuration_llama import LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding, apply_rotary_pos_emb
 from transformers.models.m2m_100.modeling_m2m_100 import M2M100SinusoidalPositionalEmbedding
+from transformers.models.phi3.configuration_phi3 import Phi3Config
+from transformers.models.phi3.modeling_phi3 import Phi3RotaryEmbedding
+from transformers.models.phi3.modeling_phi3 import apply_rotary_pos_emb as phi3_apply
 from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
 from transformers.models.t5.configuration_t5 import T5Config
 from transformers.models.t5.modeling_t5 import T5Attention
@@ -38,24 +43,26 @@ HEADS, HEAD_DIM = 2, 128
 POSITIONS = sorted(set(range(64)) | set(range(64, 8192, 61)) | set(range(8192, 131072, 4099)) | {131071})
 
 
-def dump(out, name, encoder, dtype, x, y, expected):
+def dump(out, name, encoder, dtype, x, y, expected, positions=POSITIONS, convention=None):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     to_np = (lambda t: t.view(torch.int16).numpy().view(np.uint16)) if dtype == "bf16" else (lambda t: t.numpy())
     np.save(os.path.join(d, "x.npy"), to_np(x))
     np.save(os.path.join(d, "y.npy"), to_np(y))
-    np.save(os.path.join(d, "positions.npy"), np.array(POSITIONS, dtype=np.int64))
+    np.save(os.path.join(d, "positions.npy"), np.array(positions, dtype=np.int64))
     manifest = {"encoder": encoder, "family": "rope", "dtype": dtype, "axes": "bhnd",
                 "arrays": {"x": "x.npy", "y": "y.npy", "positions": "positions.npy"}}
+    if convention is not None:
+        manifest["convention"] = convention
     with open(os.path.join(d, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
     print(f"wrote {d}: {encoder}")
     return {name: expected}
 
 
-def queries(dtype):
+def queries(dtype, tokens=len(POSITIONS)):
     g = torch.Generator().manual_seed(11)
-    x = torch.rand(1, HEADS, len(POSITIONS), HEAD_DIM, generator=g) * 2 - 1
+    x = torch.rand(1, HEADS, tokens, HEAD_DIM, generator=g) * 2 - 1
     return x.to(torch.bfloat16 if dtype == "bf16" else torch.float32)
 
 
@@ -69,6 +76,27 @@ def llama(out, name, rope_theta, rope_scaling, dtype, expected):
     y, _ = apply_rotary_pos_emb(x, x, cos, sin)
     rule = (rope_scaling or {}).get("rope_type", "default")
     return dump(out, name, f"HF LlamaRotaryEmbedding {rule} base {rope_theta:g} ({dtype})", dtype, x, y, expected)
+
+
+def phi3_longrope(out, name, positions, expected):
+    """Phi-3's LongRoPE (Phi3RotaryEmbedding, 128k context over 4k): per-pair factors cannot be
+    fitted, so the manifest states them as `pecheck manifest --from-hf-config` writes them from
+    the config; pecheck must tell which list the call used (the long one past 4096) and fit the
+    base. The lists are shaped like Phi-3-mini-128k's (short near 1, long growing to ~50)."""
+    pairs = HEAD_DIM // 2
+    short = [round(1.0 + 0.02 * (i % 7) + 0.1 * i / pairs, 4) for i in range(pairs)]
+    long = [round(1.0 + 49.0 * (i / (pairs - 1)) ** 2.5 + 0.03 * (i % 3), 4) for i in range(pairs)]
+    rope_scaling = {"type": "longrope", "short_factor": short, "long_factor": long}
+    config = Phi3Config(hidden_size=HEADS * HEAD_DIM, num_attention_heads=HEADS, num_key_value_heads=HEADS,
+                        rope_theta=10000.0, max_position_embeddings=131072, original_max_position_embeddings=4096,
+                        rope_scaling=rope_scaling)
+    rope = Phi3RotaryEmbedding(config=config)
+    x = queries("f32", len(positions))
+    cos, sin = rope(x, torch.tensor([positions]))
+    y, _ = phi3_apply(x, x, cos, sin)
+    convention = {"rope_theta": 10000.0, "head_dim": HEAD_DIM,
+                  "rope_scaling": dict(rope_scaling, original_max_position_embeddings=4096, factor=32.0)}
+    return dump(out, name, "HF Phi3RotaryEmbedding longrope (f32)", "f32", x, y, expected, positions, convention)
 
 
 def neox(out, dtype):
@@ -175,6 +203,12 @@ def main(out):
     # transformers 4.49 takes YaRN's original context from max_position_embeddings (8192 here).
     expected |= llama(out, "yarn-x4-f32", 10000.0, {"rope_type": "yarn", "factor": 4.0}, "f32",
                       {"rule": "yarn", "base": 10000, "factor": 4})
+    # LongRoPE: one forward call reaching 131071 (> 4096: the long factors), one within 4096 (short).
+    longrope = {"rule": "longrope", "base": 10000, "factor": 32,
+                "attention_factor": (1 + math.log(32) / math.log(4096)) ** 0.5}
+    expected |= phi3_longrope(out, "longrope-long-f32", POSITIONS, dict(longrope, seq_len=4097))
+    expected |= phi3_longrope(out, "longrope-short-f32", [p for p in POSITIONS if p < 4096] + [4095],
+                              dict(longrope, seq_len=4096))
     for heads in (12, 16):
         expected |= bloom_alibi(out, heads, "bf16")
     expected |= bloom_alibi(out, 12, "f32")
