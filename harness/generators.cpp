@@ -89,20 +89,34 @@ rc::Gen<std::int64_t> original_context() {
 
 }  // namespace
 
-// Each entry jittered by up to 25%, so the lists are not monotone (the published ones are not).
-void longrope_lists(RopeScaling& s, int rotary_dim, std::uint32_t seed) {
-  std::uint64_t state = seed;
-  const auto unit = [&state] {  // splitmix64 to [0, 1)
+namespace {
+
+/// splitmix64: the data stream of a case, a pure function of its seed.
+struct SplitMix {
+  std::uint64_t state;
+  std::uint64_t next() {
     std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return static_cast<double>((z ^ (z >> 31)) >> 11) * 0x1p-53;
-  };
+    return z ^ (z >> 31);
+  }
+  double unit() { return static_cast<double>(next() >> 11) * 0x1p-53; }  ///< [0, 1)
+};
+
+SplitMix data_stream(std::uint32_t seed, std::uint32_t salt) {
+  return {(std::uint64_t{seed} << 32) ^ (std::uint64_t{salt} * 0x9e3779b97f4a7c15ull)};
+}
+
+}  // namespace
+
+// Each entry jittered by up to 25%, so the lists are not monotone (the published ones are not).
+void longrope_lists(RopeScaling& s, int rotary_dim, std::uint32_t seed) {
+  SplitMix r{seed};
   const int pairs = rotary_dim / 2;
   for (int p = 0; p < pairs; ++p) {
     const double t = pairs > 1 ? static_cast<double>(p) / (pairs - 1) : 0.0;
-    s.short_factor.push_back(1.0 + 0.25 * unit());
-    s.long_factor.push_back((1.0 + (2.0 * s.factor - 1.0) * t * t) * (0.75 + 0.5 * unit()));
+    s.short_factor.push_back(1.0 + 0.25 * r.unit());
+    s.long_factor.push_back((1.0 + (2.0 * s.factor - 1.0) * t * t) * (0.75 + 0.5 * r.unit()));
   }
 }
 
@@ -165,21 +179,35 @@ rc::Gen<RopeSpec> rope_spec(int max_dim, bool scaled) {
 rc::Gen<std::uint32_t> data_seed() { return rc::gen::arbitrary<std::uint32_t>(); }
 
 std::vector<float> values(std::uint32_t seed, std::uint32_t salt, std::size_t n, DType dt, double scale) {
-  std::uint64_t state = (std::uint64_t{seed} << 32) ^ (std::uint64_t{salt} * 0x9e3779b97f4a7c15ull);
-  auto next = [&state] {  // splitmix64
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  };
+  SplitMix r = data_stream(seed, salt);
   std::vector<float> v(n);
   bool nonzero = false;
   for (float& x : v) {
-    const double unit = static_cast<double>(next() >> 11) * 0x1p-53;  // [0, 1)
-    x = round_to(dt, (2 * unit - 1) * scale);
+    x = round_to(dt, (2 * r.unit() - 1) * scale);
     nonzero |= x != 0;
   }
   if (!nonzero && n > 0) v[0] = round_to(dt, scale);
+  return v;
+}
+
+std::vector<float> edge_values(std::uint32_t seed, std::uint32_t salt, std::size_t n, DType dt, std::size_t row) {
+  std::vector<float> v = values(seed, salt, n, dt);
+  SplitMix r = data_stream(seed, salt ^ 0x5eedu);
+  if (r.next() % 2 == 0 || n == 0) return v;  // half the tensors as drawn
+  const double tiny = min_normal(dt);
+  for (float& x : v) {
+    const std::uint64_t pick = r.next() % 16;
+    if (pick == 0) x = 0.0f;
+    if (pick == 1) x = -0.0f;
+    if (pick == 2) x = round_to(dt, (2 * r.unit() - 1) * tiny);  // subnormal (or a signed zero)
+    if (pick >= 3 && pick < 7) x = round_to(dt, x * std::ldexp(1.0, -static_cast<int>(r.next() % 25)));
+  }
+  // A padding row: every value of one row (a head vector, a token) exactly zero.
+  if (row > 0 && n >= 2 * row) {
+    const std::size_t at = (r.next() % (n / row)) * row;
+    std::fill(v.begin() + static_cast<std::ptrdiff_t>(at), v.begin() + static_cast<std::ptrdiff_t>(at + row), 0.0f);
+  }
+  if (std::none_of(v.begin(), v.end(), [](float x) { return x != 0; })) v[0] = round_to(dt, 0.5);
   return v;
 }
 

@@ -45,6 +45,12 @@ rc::Gen<std::uint32_t> data_seed();
 /// n values in [-scale, scale], rounded to the dtype, from a data seed (salt separates tensors
 /// of one case). Never all zero.
 std::vector<float> values(std::uint32_t seed, std::uint32_t salt, std::size_t n, DType dt, double scale = 1.0);
+/// As values(), but half the tensors (by the seed) carry what real activations do: zeros, -0.0,
+/// subnormals of the dtype and magnitudes down to 2^-24 among the values, and, when `row` > 0 and
+/// the tensor holds two rows or more, one row of `row` values (a padding token or head vector)
+/// all zero. Within [-1, 1]: values near the dtype's largest finite are not drawn (a rotation
+/// or a sum of them may overflow, which the bounds do not cover). Never all zero.
+std::vector<float> edge_values(std::uint32_t seed, std::uint32_t salt, std::size_t n, DType dt, std::size_t row = 0);
 
 /// Tags for RC_TAG: which edge region a position falls in.
 std::string position_class(std::int64_t pos);

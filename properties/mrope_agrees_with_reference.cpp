@@ -18,7 +18,7 @@ rc::Gen<MropeCase> cases(DType) { return mrope_case_gen(3); }
 
 Outcome check(Encoder& enc, DType dt, const MropeCase& c) {
   Outcome o{.bound_u = tol::rope_pair(dt)};
-  const auto x = gen::values(c.data, 1, c.size(), dt);
+  const auto x = gen::edge_values(c.data, 1, c.size(), dt, static_cast<std::size_t>(c.spec.head_dim));
   const auto y = encoder_mrope(enc, dt, c, x, c.axes, o.failure);
   if (!o.failure.empty()) return o;
   auto exact = to_real(x);

@@ -17,7 +17,7 @@ rc::Gen<Rope2dCase> cases(DType) { return grid_case_gen(rope2d_spec_gen(), 3); }
 Outcome check(Encoder& enc, DType dt, const Rope2dCase& c) {
   Outcome o{.bound_u = tol::rope_pair(dt)};
   const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.heads);
-  const auto x = gen::values(c.data, 1, c.n() * H * hd, dt);
+  const auto x = gen::edge_values(c.data, 1, c.n() * H * hd, dt, hd);
   const auto y = encoder_rope2d(enc, dt, c, x, c.rows, c.cols, o.failure);
   if (!o.failure.empty()) return o;
   auto exact = to_real(x);

@@ -23,7 +23,7 @@ rc::Gen<RopeCase> cases(DType) {
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   Outcome o{.bound_u = tol::rope_pair(dt)};
-  const auto x = gen::values(c.data, 1, c.size(), dt);
+  const auto x = gen::edge_values(c.data, 1, c.size(), dt, static_cast<std::size_t>(c.spec.head_dim));
   const auto y = encoder_rope(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
   const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);

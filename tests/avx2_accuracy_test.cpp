@@ -128,6 +128,34 @@ TEST_F(Avx2Accuracy, RopeWithinTwoUnitsAtEveryPositionBelow2To24) {
   }
 }
 
+// fp32 pairs in the subnormal range (and just above it) keep the pair's 2u min_normal bound in
+// both layouts: the vector path's three roundings would each cost u min_normal there, so those
+// tiles take the double path (impl/avx2/rope_kernel.cpp, has_tiny_pair). Exact is the reference in
+// double, whose own error is ~2^-50 of min_normal here.
+TEST_F(Avx2Accuracy, RopeOnSubnormalPairsKeepsItsBound) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  const std::vector<std::int64_t> pos = {0, 1, 47, 4514602, (1 << 24) - 1};
+  for (const auto layout : {RopeLayout::interleaved, RopeLayout::half_split}) {
+    const RopeSpec s{64, 64, 10000, layout};
+    std::vector<float> x(pos.size() * 64);
+    for (std::size_t i = 0; i < x.size(); ++i)  // subnormal, or up to 4 min_normal, or 0 / -0
+      x[i] = i % 7 == 0 ? (i % 2 ? 0.0f : -0.0f) : static_cast<float>(unit(rng) * std::ldexp(1.0, -126 + int(i % 3)));
+    std::vector<float> y = x;
+    const avx2::Heads<float> view[] = {{y.data(), pos.size(), 1, 64, 64}};
+    avx2::rope_apply<float>(s, pos, view);
+    std::vector<double> exact(x.begin(), x.end());
+    ref::rope_apply<double>(s, 1, pos, exact);
+    double worst = 0;
+    measure::rope_errors(
+        s, 1, DType::f32, x, std::vector<double>(y.begin(), y.end()), exact, 1.0,
+        [&](const measure::PairError& e) { worst = std::max(worst, e.error_u); },
+        [&](const measure::ChangedPassThrough&) { ADD_FAILURE() << "no pass-through dims here"; });
+    EXPECT_LE(worst, 2.0) << layout_name(layout);
+    EXPECT_NE(y, x) << "nothing rotated";
+  }
+}
+
 TEST_F(Avx2Accuracy, SinusoidalTableCorrectlyRoundedInPractice) {
   const auto pos = sample_positions();
   for (const double base : kBases) {
