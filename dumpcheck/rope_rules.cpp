@@ -10,6 +10,7 @@
 #include <numbers>
 
 #include "dumpcheck/convention_fit.hpp"
+#include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/rope_rules_fit.hpp"
 #include "reference/rope_scaling.hpp"
 
@@ -36,13 +37,7 @@ std::optional<RuleCandidate> as_stated(const Context& c, const std::optional<Two
   if (!base) return std::nullopt;
   RopeSpec s = c.pairing;
   s.base = *base;
-  s.scaling = {.kind = *st.rule, .factor = *st.factor};
-  if (*st.rule == RopeScalingKind::llama3) s.scaling.original_max_position = 8192;
-  s.scaling.original_max_position = st.original_max_position.value_or(s.scaling.original_max_position);
-  s.scaling.beta_fast = st.beta_fast.value_or(s.scaling.beta_fast);
-  s.scaling.beta_slow = st.beta_slow.value_or(s.scaling.beta_slow);
-  s.scaling.low_freq_factor = st.low_freq_factor.value_or(s.scaling.low_freq_factor);
-  s.scaling.high_freq_factor = st.high_freq_factor.value_or(s.scaling.high_freq_factor);
+  s.scaling = stated_spec(st, c.pairing).scaling;  // HF's defaults for what is not stated
   return score(c.m, s,
                fmt::format("{}, {} as stated ({})", base_text(s.base, s.base, st.base.has_value()),
                            scaling_name(*st.rule), s.describe()),
@@ -69,12 +64,7 @@ std::vector<RuleCandidate> longrope_as_stated(const Context& c) {
     if (!line) continue;
     const double raw = st.base ? *st.base : std::exp(line->lnb), b = st.base ? raw : snap(raw, line->lnb_error);
     RopeSpec s = c.pairing;
-    s.scaling = {.kind = RopeScalingKind::longrope,
-                 .factor = st.factor.value_or(1),
-                 .original_max_position = *st.original_max_position,
-                 .short_factor = *st.short_factor,
-                 .long_factor = *st.long_factor,
-                 .attention_factor = st.attention_factor.value_or(0)};
+    s.scaling = stated_spec(st, c.pairing).scaling;
     s.scaling.seq_len = s.scaling.original_max_position + (long_list ? 1 : 0);
     const auto text = [&](double base) {
       return fmt::format("{}, LongRoPE with the stated {} factors (as at a length {} L0 = {}), attention factor {:.6g}",

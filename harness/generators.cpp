@@ -135,9 +135,11 @@ rc::Gen<RopeScaling> rope_scaling(int rotary_dim) {
           s.beta_slow = std::min(beta_slow, beta_fast - 1) / 2.0 + 0.5;
           s.low_freq_factor = lo / 4.0;
           s.high_freq_factor = s.low_freq_factor + hi_extra / 4.0;
-          s.attention_factor = 1.0 + hi_extra / 32.0;  // LongRoPE's, when stated
         }
-        if (s.kind == K::longrope) longrope_lists(s, rotary_dim, lists_seed);
+        if (s.kind == K::longrope) {
+          longrope_lists(s, rotary_dim, lists_seed);
+          if (!default_params) s.attention_factor = 1.0 + hi_extra / 32.0;  // stated, not HF's default
+        }
         return s;
       },
       rc::gen::weightedOneOf<K>({{5, rc::gen::just(K::none)},

@@ -60,10 +60,8 @@ inline long double scaled_inv_freq(const RopeSpec& s, int p) {
       const long double smooth = (l0 / wavelen - sc.low_freq_factor) / (sc.high_freq_factor - sc.low_freq_factor);
       return (1 - smooth) * theta / factor + smooth * theta;
     }
-    case RopeScalingKind::longrope: {
-      const std::vector<double>& ext = sc.seq_len > sc.original_max_position ? sc.long_factor : sc.short_factor;
-      return theta / static_cast<long double>(ext[static_cast<std::size_t>(p)]);
-    }
+    case RopeScalingKind::longrope:  // the list is the spec's choice (L > L0), the arithmetic ours
+      return theta / static_cast<long double>(sc.longrope_factors()[static_cast<std::size_t>(p)]);
   }
   return theta;
 }

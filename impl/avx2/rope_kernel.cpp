@@ -107,19 +107,20 @@ using LanesFor = std::conditional_t<S == Storage::f32, Lanes8, CheapLanes8>;
 /// Whether a tile of fp32 pairs (lane by lane: a value and its partner) holds a pair whose
 /// larger value is nonzero and below 2^-120 (64 times fp32's smallest normal). Lanes8's three
 /// roundings then land in the subnormal range, each costing up to u min_normal absolute, which
-/// the pair's bound 2u max(|x_p|, min_normal) does not allow (measured: 2.4u); such a tile takes
-/// the double path, rounded once. `smallest` holds, per lane, the smaller magnitude of the pair
-/// (or any lane's value, when every value of the tile is in it): when no lane of it is below
-/// 2^-120, which is nearly always, one compare decides. (bf16 and fp16 compute in fp32, whose
-/// subnormal spacing is far below their own u.)
-template <Storage S>
-inline bool has_tiny_pair(__m256 self, __m256 other, __m256 smallest) {
+/// the pair's bound 2u max(|x_p|, min_normal) does not allow (measured: 2.3 to 2.4u); such a tile
+/// takes the double path, rounded once. First one compare: is any value of the tile below 2^-120
+/// at all (nearly never)? `Interleaved`: `self` holds every value of the tile. (bf16 and fp16
+/// compute in fp32, whose subnormal spacing is far below their own u.)
+template <Storage S, bool Interleaved>
+inline bool has_tiny_pair(__m256 self, __m256 other) {
   if constexpr (S != Storage::f32) {
     return false;
   } else {
     const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)), limit = _mm256_set1_ps(0x1p-120f);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(smallest, abs), limit, _CMP_LT_OQ)) == 0) return false;
-    const __m256 m = _mm256_max_ps(_mm256_and_ps(self, abs), _mm256_and_ps(other, abs));
+    const __m256 a = _mm256_and_ps(self, abs), b = _mm256_and_ps(other, abs);
+    const __m256 smallest = Interleaved ? a : _mm256_min_ps(a, b);
+    if (_mm256_movemask_ps(_mm256_cmp_ps(smallest, limit, _CMP_LT_OQ)) == 0) return false;
+    const __m256 m = _mm256_max_ps(a, b);
     const __m256 tiny =
         _mm256_and_ps(_mm256_cmp_ps(m, limit, _CMP_LT_OQ), _mm256_cmp_ps(m, _mm256_setzero_ps(), _CMP_NEQ_OQ));
     return _mm256_movemask_ps(tiny) != 0;
@@ -144,7 +145,7 @@ void rotate_head(const RopeCall& call, Elem<S>* x, const Coefficients& k) {
     std::size_t j = 0;
     for (; j + 8 <= 2 * P; j += 8) {  // other = the pair partner: lanes (1 0 3 2 ..)
       const __m256 v = Io<S>::load8(x + j), partner = _mm256_permute_ps(v, 0b10110001);
-      if (has_tiny_pair<S>(v, partner, v)) {  // v holds every value of the tile
+      if (has_tiny_pair<S, true>(v, partner)) {
         for (std::size_t p = j / 2; p < j / 2 + 4; ++p) rotate_pair<S>(x + 2 * p, x + 2 * p + 1, k.c[p], k.s[p]);
         continue;
       }
@@ -156,9 +157,7 @@ void rotate_head(const RopeCall& call, Elem<S>* x, const Coefficients& k) {
   std::size_t i = 0;
   for (; i + 8 <= P; i += 8) {  // both halves read before either is written
     const __m256 x1 = Io<S>::load8(x + i), x2 = Io<S>::load8(x + P + i);
-    if (has_tiny_pair<S>(
-            x1, x2,
-            _mm256_min_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x1), _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x2)))) {
+    if (has_tiny_pair<S, false>(x1, x2)) {
       for (std::size_t p = i; p < i + 8; ++p) rotate_pair<S>(x + p, x + P + p, k.c[p], k.s[p]);
       continue;
     }
