@@ -27,6 +27,27 @@ bool at_least(const PropertyResult& r) {
   return false;
 }
 
+/// One line on how many cases could have failed: "every case" when all could, else the rows where
+/// some could not (a case that compares a call with itself, or whose bound no output exceeds).
+void print_nontrivial(const VerifyRun& run) {
+  std::vector<std::string> rows;
+  int measured = 0;
+  for (const auto& r : run.results) {
+    if (r.verdict != Verdict::pass && r.verdict != Verdict::fail) continue;
+    measured += r.cases;
+    if (r.nontrivial_cases < r.cases)
+      rows.push_back(
+          fmt::format("{}/{}/{} {} of {}", r.property, r.encoder, dtype_name(r.dtype), r.nontrivial_cases, r.cases));
+  }
+  if (measured == 0) return;
+  if (rows.empty())
+    std::cout << fmt::format("non-trivial cases: all {} could have failed\n", measured);
+  else
+    std::cout << fmt::format("non-trivial cases: all but in {} row{} ({} needed): {}\n", rows.size(),
+                             rows.size() == 1 ? "" : "s", fmt::format("{:.0f}%", 100 * kMinNontrivialShare),
+                             fmt::join(rows, ", "));
+}
+
 }  // namespace
 
 void print_table(const VerifyRun& run) {
@@ -53,6 +74,7 @@ void print_table(const VerifyRun& run) {
   for (const auto& [key, properties] : skipped)
     std::cout << fmt::format("skipped on {}: {} ({} propert{}: {})\n", key.first, key.second, properties.size(),
                              properties.size() == 1 ? "y" : "ies", fmt::join(properties, ", "));
+  print_nontrivial(run);
 }
 
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {
@@ -97,12 +119,14 @@ nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o) {
                         {"encoder", r.encoder},
                         {"dtype", dtype_name(r.dtype)},
                         {"cases", r.cases},
+                        {"nontrivial_cases", r.nontrivial_cases},
                         {"max_error_u", r.max_error_u},
                         {"bound_u", r.bound_u},
                         {"verdict", verdict_name(r.verdict)},
                         {"direction", at_least(r) ? "at_least" : "at_most"},
                         {"property_seed", r.seed}};
     if (r.verdict == Verdict::skip) j["max_error_u"] = nullptr, j["bound_u"] = nullptr;
+    if (r.vacuous) j["vacuous"] = true;
     if (!r.message.empty()) j["message"] = r.message;
     if (!r.counterexample.empty()) j["counterexample"] = r.counterexample;
     if (r.verdict == Verdict::fail && !std::isnan(r.counterexample_error_u))

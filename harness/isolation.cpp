@@ -22,6 +22,8 @@ namespace {
 nlohmann::json to_json(const PropertyResult& r) {
   nlohmann::json j = {{"verdict", static_cast<int>(r.verdict)},
                       {"cases", r.cases},
+                      {"nontrivial_cases", r.nontrivial_cases},
+                      {"vacuous", r.vacuous},
                       {"max_error_u", r.max_error_u},
                       {"bound_u", r.bound_u},
                       {"message", r.message},
@@ -39,6 +41,8 @@ nlohmann::json to_json(const PropertyResult& r) {
 void from_json(const nlohmann::json& j, PropertyResult& r) {
   r.verdict = static_cast<Verdict>(j.at("verdict").get<int>());
   r.cases = j.at("cases").get<int>();
+  r.nontrivial_cases = j.at("nontrivial_cases").get<int>();
+  r.vacuous = j.at("vacuous").get<bool>();
   // JSON has no infinity: an infinite error travels as null.
   r.max_error_u =
       j.at("max_error_u").is_null() ? std::numeric_limits<double>::infinity() : j.at("max_error_u").get<double>();

@@ -28,7 +28,17 @@ struct Outcome {
   double bound_u = 0;   ///< the derived bound for this case, in u
   std::string failure;  ///< non-empty: a structural failure (NaN parity, a masked entry, ...)
   std::string where;    ///< where the worst discrepancy sits (index, position, dimension)
+  /// The case could not have failed for any wrong output of the kind it tests: a shift of 0 (the
+  /// case compares a call with itself), a bound at or above what any bounded output reaches, a
+  /// pinned value too small to tell from 0. It still runs (a structural failure still fails);
+  /// the runner counts the others (PropertyResult::nontrivial_cases).
+  bool trivial = false;
 };
+
+/// The least share of a property's cases that must be non-trivial for it to pass: below it the
+/// verdict is fail, "vacuous" (PropertyResult::vacuous), whatever the measurements were. Every
+/// shipped generator draws non-trivial cases only, or nearly (docs/json-schema.md).
+inline constexpr double kMinNontrivialShare = 0.9;
 
 enum class Verdict { pass, fail, skip, crash };
 std::string_view verdict_name(Verdict v);
@@ -45,7 +55,12 @@ struct PropertyResult {
   std::string property, encoder;
   DType dtype = DType::f32;
   Verdict verdict = Verdict::pass;
-  int cases = 0;           ///< cases that ran (successes, plus the failing one)
+  int cases = 0;  ///< cases that ran (successes, plus the failing one)
+  /// Of those, the cases that could have failed (Outcome::trivial unset): shrinks not counted.
+  int nontrivial_cases = 0;
+  /// Failed only because fewer than kMinNontrivialShare of its cases were non-trivial: the
+  /// property measured nothing it could have caught. selftest does not count it as a kill.
+  bool vacuous = false;
   double max_error_u = 0;  ///< worst measured value over every case run, shrinks included (the minimum for at_least)
   /// A failure: the shrunk counterexample's own measurement (NaN when it failed without one: an
   /// unclean output, a crash). A failing row reports both: where it ended up, and how bad it got.

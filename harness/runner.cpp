@@ -34,14 +34,20 @@ class MeasurementTracker {
   double worst() const { return worst_; }
   double bound_at_worst() const { return bound_; }
   bool seen() const { return seen_; }
+  /// Cases up to and including the first failing one that were not trivial (shrinks excluded).
+  int nontrivial() const { return nontrivial_; }
   /// The failure of the last failing case: after shrinking, the counterexample's.
   const std::string& last_failure() const { return last_failure_; }
   /// That case's measurement (NaN when its failure was not a measurement: unclean outputs).
   double last_failure_error() const { return last_failure_error_; }
 
  private:
+  /// The verdict on o alone, keeping the worst measurement.
+  std::string judge(const Outcome& o);
+
   Direction direction_;
-  bool seen_ = false;
+  bool seen_ = false, failed_ = false;
+  int nontrivial_ = 0;
   double worst_ = 0, bound_ = 0, ratio_ = -1;
   std::string last_failure_;
   double last_failure_error_ = std::numeric_limits<double>::quiet_NaN();
@@ -56,6 +62,15 @@ struct SilentListener final : rc::detail::TestListener {
 };
 
 std::string MeasurementTracker::record(const Outcome& o) {
+  std::string failure = judge(o);
+  // Every case before the first failure is one RapidCheck counts as a success; after it, each
+  // case is a shrink. The failing case itself could fail, so it counts as non-trivial.
+  if (!failed_ && (!o.trivial || !failure.empty())) ++nontrivial_;
+  failed_ = failed_ || !failure.empty();
+  return failure;
+}
+
+std::string MeasurementTracker::judge(const Outcome& o) {
   const bool at_most = direction_ == Direction::at_most;
   const std::string where = o.where.empty() ? "" : " at " + o.where;
   if (!o.failure.empty()) {
@@ -89,6 +104,7 @@ std::string MeasurementTracker::record(const Outcome& o) {
 void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTracker& t, PropertyResult& out) {
   out.max_error_u = t.worst();
   out.bound_u = t.bound_at_worst();
+  out.nontrivial_cases = t.nontrivial();
   if (r.template is<rc::detail::SuccessResult>()) {
     const auto* ok = &r.template get<rc::detail::SuccessResult>();
     out.verdict = Verdict::pass;
@@ -148,6 +164,18 @@ void note_unsupported(PropertyResult& out, const MeasurementTracker& t, int unsu
   } else if (out.verdict == Verdict::pass) {
     out.message = note;
   }
+}
+
+/// A pass over too few cases that could have failed is no pass: it becomes a vacuous failure.
+void refuse_vacuous_pass(PropertyResult& out) {
+  if (out.verdict != Verdict::pass || out.cases == 0) return;
+  if (out.nontrivial_cases >= kMinNontrivialShare * out.cases) return;
+  out.verdict = Verdict::fail;
+  out.vacuous = true;
+  out.message = fmt::format(
+      "vacuous: only {} of {} cases could have failed (a pass needs {:.0f}%); the others compared a call with "
+      "itself or had a bound no output could exceed{}",
+      out.nontrivial_cases, out.cases, 100 * kMinNontrivialShare, out.message.empty() ? "" : "; " + out.message);
 }
 
 }  // namespace
@@ -215,6 +243,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
                        tracker, out);
   if (unsupported > 0) note_unsupported(out, tracker, unsupported, unsupported_reason);
+  refuse_vacuous_pass(out);
   return pass;
 }
 

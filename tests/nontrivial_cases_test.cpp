@@ -1,0 +1,78 @@
+// Non-trivial cases (issue 21): a case that could not fail for any wrong output
+// (a shift of 0, a bound no bounded output exceeds, a pin too small to tell
+// from 0) is counted apart, and a property with fewer than kMinNontrivialShare
+// of its cases non-trivial does not pass. The generators that used to draw such
+// cases now draw them at that share or better, on every seed tried: this file
+// shows both halves.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "harness/encoders.hpp"
+#include "harness/runner.hpp"
+
+namespace pecheck {
+namespace {
+
+/// A case that is trivial when k < cut: the runner's bookkeeping, without any
+/// encoder arithmetic.
+struct CountCase {
+  int k = 0;
+  std::string describe() const { return fmt::format("k={}", k); }
+  std::vector<std::string> tags() const { return {}; }
+};
+
+Property counting_property(int cut) {
+  return make_property<CountCase>(
+      {.id = "test.counting",
+       .statement = "k is counted.",
+       .family = Family::rope,
+       .op = Op::rope_apply},
+      [](DType) {
+        return rc::gen::map(rc::gen::resize(100, rc::gen::inRange(0, 100)),
+                            [](int k) { return CountCase{k}; });
+      },
+      [cut](Encoder &, DType, const CountCase &c) {
+        return Outcome{.bound_u = 1, .trivial = c.k < cut};
+      });
+}
+
+std::unique_ptr<Encoder> scalar_encoder() {
+  for (const Backend &b : encoders_under_test())
+    if (b.name == "scalar")
+      return b.make();
+  return nullptr;
+}
+
+TEST(NontrivialCases, TheRunnerCountsThemAndRefusesAVacuousPass) {
+  const auto enc = scalar_encoder();
+  ASSERT_TRUE(enc);
+  const RunParams params{.seed = 5, .cases = 400};
+  // About a fifth of the cases trivial: below the share, so no pass.
+  const PropertyResult vacuous =
+      counting_property(20).run(*enc, DType::f32, params);
+  EXPECT_EQ(vacuous.verdict, Verdict::fail);
+  EXPECT_TRUE(vacuous.vacuous);
+  EXPECT_EQ(vacuous.cases, 400);
+  EXPECT_GT(vacuous.nontrivial_cases, 250);
+  EXPECT_LT(vacuous.nontrivial_cases, 360);
+  EXPECT_NE(vacuous.message.find("vacuous"), std::string::npos)
+      << vacuous.message;
+  // A few trivial cases: a pass, and the count says how many could have failed.
+  const PropertyResult mostly =
+      counting_property(3).run(*enc, DType::f32, params);
+  EXPECT_EQ(mostly.verdict, Verdict::pass) << mostly.message;
+  EXPECT_FALSE(mostly.vacuous);
+  EXPECT_LT(mostly.nontrivial_cases, 400);
+  EXPECT_GE(mostly.nontrivial_cases, kMinNontrivialShare * 400);
+  // None trivial: every case counted.
+  const PropertyResult all = counting_property(0).run(*enc, DType::f32, params);
+  EXPECT_EQ(all.verdict, Verdict::pass);
+  EXPECT_EQ(all.nontrivial_cases, 400);
+}
+
+} // namespace
+} // namespace pecheck
