@@ -43,6 +43,16 @@ rc::Gen<std::int64_t> position_below(std::int64_t limit) {
   return rc::gen::map(position(), [limit](std::int64_t p) { return std::min(p, std::max<std::int64_t>(limit, 0)); });
 }
 
+std::int64_t nonzero_shift(std::vector<std::int64_t*> shifted, std::int64_t t) {
+  const auto by_value = [](const std::int64_t* a, const std::int64_t* b) { return *a < *b; };
+  std::int64_t* hi = *std::max_element(shifted.begin(), shifted.end(), by_value);
+  const std::int64_t lo = **std::min_element(shifted.begin(), shifted.end(), by_value);
+  if (lo == 0 && *hi == tol::kMaxPosition) --*hi;
+  const std::int64_t room = tol::kMaxPosition - *hi;
+  t = std::max<std::int64_t>(t, 1);
+  return room > 0 ? std::min(t, room) : -std::min(t, lo);
+}
+
 rc::Gen<double> base() {
   return rc::gen::weightedOneOf<double>({
       {4, rc::gen::element(1e4, 5e5, 1e6)},

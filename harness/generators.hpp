@@ -20,6 +20,12 @@ namespace pecheck::gen {
 rc::Gen<std::int64_t> position();
 /// A position p with p + headroom still below 2^24.
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
+/// A shift t != 0 that keeps every one of `shifted` within [0, 2^24 - 1] after adding it: the
+/// drawn t clamped to [1, room above the largest]; where there is no room, -t clamped to [1, the
+/// smallest] (a shift down). Positions that span the whole range (0 and 2^24 - 1) leave neither,
+/// so the largest of them is first moved down by one. A shift of 0 would compare a call with
+/// itself: a case that cannot fail.
+std::int64_t nonzero_shift(std::vector<std::int64_t*> shifted, std::int64_t t);
 /// n positions, each drawn by position() (compiled once: a container generator's shrinking
 /// instantiates much of RapidCheck).
 rc::Gen<std::vector<std::int64_t>> positions(std::size_t n);

@@ -11,18 +11,20 @@ namespace pecheck::props {
 namespace rope2d_relative_detail {
 namespace {
 
-/// rows = {r1, r2, t}, cols = {c1, c2, s}, shifts clipped so every coordinate stays below 2^24.
+/// rows = {r1, r2, t}, cols = {c1, c2, s}, shifts clipped so every coordinate stays below 2^24; t
+/// is never 0 (s may be: a shift along the rows alone is a case of its own).
 rc::Gen<Rope2dCase> cases(DType) {
   return rc::gen::map(grid_case_gen(rope2d_spec_gen(), 3), [](Rope2dCase c) {
     c.heads = 1;
-    c.rows[2] = std::min(c.rows[2], tol::kMaxPosition - std::max(c.rows[0], c.rows[1]));
+    c.rows[2] = gen::nonzero_shift({&c.rows[0], &c.rows[1]}, c.rows[2]);
     c.cols[2] = std::min(c.cols[2], tol::kMaxPosition - std::max(c.cols[0], c.cols[1]));
     return c;
   });
 }
 
 Outcome check(Encoder& enc, DType dt, const Rope2dCase& c) {
-  Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim)};
+  // No shift at all compares each call with itself.
+  Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim), .trivial = c.rows[2] == 0 && c.cols[2] == 0};
   const std::size_t d = static_cast<std::size_t>(c.spec.head_dim);
   const auto q = gen::values(c.data, 1, d, dt), k = gen::values(c.data, 2, d, dt);
   const std::int64_t t = c.rows[2], s = c.cols[2];

@@ -12,7 +12,10 @@
 #include <vector>
 
 #include "harness/encoders.hpp"
+#include "harness/generators.hpp"
 #include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck {
 namespace {
@@ -72,6 +75,51 @@ TEST(NontrivialCases, TheRunnerCountsThemAndRefusesAVacuousPass) {
   const PropertyResult all = counting_property(0).run(*enc, DType::f32, params);
   EXPECT_EQ(all.verdict, Verdict::pass);
   EXPECT_EQ(all.nontrivial_cases, 400);
+}
+
+TEST(NontrivialCases, ShiftsAreNeverZeroAndStayInRange) {
+  const std::int64_t top = tol::kMaxPosition;
+  std::int64_t m = top, n = 5;
+  EXPECT_EQ(gen::nonzero_shift({&m, &n}, 0), -1); // no room above: shifted down
+  EXPECT_EQ(gen::nonzero_shift({&m, &n}, 100), -5);
+  std::int64_t a = 0, b = top; // the whole range: the top one moves down first
+  EXPECT_EQ(gen::nonzero_shift({&a, &b}, 7), 1);
+  EXPECT_EQ(b, top - 1);
+  std::int64_t p = 10;
+  EXPECT_EQ(gen::nonzero_shift({&p}, 0), 1);
+  EXPECT_EQ(gen::nonzero_shift({&p}, top), top - 10);
+}
+
+/// The properties whose generators drew trivial cases, and those that share
+/// them.
+bool once_drew_trivial_cases(const std::string &id) {
+  return id == "rope.relative" || id == "rope.composition" ||
+         id == "rope.offset_invariance" || id == "rope2d.relative" ||
+         id == "mrope.relative" || id == "sinusoidal.shift_linearity" ||
+         id == "sinusoidal.offset_inner_product";
+}
+
+TEST(NontrivialCases, EveryFixedGeneratorDrawsNonTrivialCasesOnEverySeedTried) {
+  const auto enc = scalar_encoder();
+  ASSERT_TRUE(enc);
+  int checked = 0;
+  for (const Property &p : property_registry()) {
+    if (!once_drew_trivial_cases(p.id))
+      continue;
+    for (DType dt : p.dtypes)
+      for (std::uint64_t seed : {1, 4, 7}) {
+        const PropertyResult r =
+            p.run(*enc, dt, RunParams{.seed = seed, .cases = 300});
+        ASSERT_EQ(r.verdict, Verdict::pass)
+            << p.id << " " << dtype_name(dt) << " seed " << seed << ": "
+            << r.message;
+        // Stronger than the share: not one trivial case.
+        EXPECT_EQ(r.nontrivial_cases, r.cases)
+            << p.id << " " << dtype_name(dt) << " seed " << seed;
+        ++checked;
+      }
+  }
+  EXPECT_GT(checked, 20); // the list above still names real properties
 }
 
 } // namespace
