@@ -52,8 +52,15 @@ inline std::vector<AttentionPE> all_attention_pes() {
 
 /// Generator: pe drawn from `pes`, causal if allowed, n in [min_n, 10], positions consecutive from
 /// an offset that may be huge, Q and K sometimes scaled up (4, 16, 64) so that logits reach
-/// thousands and a softmax without max subtraction overflows.
-rc::Gen<AttentionCase> attention_case_gen(std::vector<AttentionPE> pes, bool allow_causal, int min_n);
+/// thousands and a softmax without max subtraction overflows. Not in bf16 or f16 with RoPE or the
+/// sinusoid: their Q and K rounded to the dtype after the transform move logits of thousands by
+/// tens, so the bound admits any output there (admits_any_output): such a case tests nothing.
+rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes, bool allow_causal, int min_n);
+
+/// Whether a bound, in units u max|V'|, lets every output pass: exact outputs are convex
+/// combinations of V' rows, so an output bounded by max|V'| errs by at most 2 max|V'|, and a bound
+/// of 2/u or more cannot fail it. A case with such a bound is trivial (Outcome::trivial).
+inline bool admits_any_output(double bound_u, DType dt) { return bound_u >= 2 / unit_roundoff(dt); }
 
 /// The encoder's output for (a possibly permuted copy of) the case's data; failure on unclean output.
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,

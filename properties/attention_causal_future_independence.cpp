@@ -10,8 +10,8 @@ namespace pecheck::props {
 namespace attention_causal_future_independence_detail {
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) {
-  return rc::gen::map(attention_case_gen(all_attention_pes(), true, 2), [](AttentionCase c) {
+rc::Gen<AttentionCase> cases(DType dt) {
+  return rc::gen::map(attention_case_gen(dt, all_attention_pes(), true, 2), [](AttentionCase c) {
     c.spec.causal = true;
     return c;
   });
@@ -30,6 +30,8 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   // max|V'|); the difference is measured in units of the smaller scale.
   const double scale = std::min(bx.max_v, by.max_v);
   Outcome o{.bound_u = (bx.bound_u * bx.max_v + by.bound_u * by.max_v) / scale};
+  // Outputs bounded by their own max|V'| differ by at most the sum of the two.
+  o.trivial = o.bound_u * scale >= (bx.max_v + by.max_v) / unit_roundoff(dt);
   const auto ox = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   const auto oy = encoder_attention(enc, dt, c, y, c.positions, o.failure);
   if (!o.failure.empty()) return o;

@@ -12,7 +12,7 @@ namespace pecheck::props {
 namespace attention_convex_combination_detail {
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
+rc::Gen<AttentionCase> cases(DType dt) { return attention_case_gen(dt, all_attention_pes(), true, 1); }
 
 /// Largest distance, in units u max|V'|, of an output coordinate outside [min_j v'_j, max_j v'_j]
 /// over the keys j its query attends to.
@@ -43,7 +43,7 @@ double hull_violation(const AttentionCase& c, DType dt, const AttentionData& x, 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   const AttentionData x = attention_data(c, dt);
   const AttentionBound b = attention_bound(c, dt, x);
-  Outcome o{.bound_u = b.bound_u};
+  Outcome o{.bound_u = b.bound_u, .trivial = admits_any_output(b.bound_u, dt)};
   const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
   // (1) inside the hull of the attended value rows.
@@ -55,6 +55,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   const std::size_t w = static_cast<std::size_t>(c.spec.width());
   for (std::size_t i = w; i < same.v.size(); ++i) same.v[i] = x.v[i % w];
   const AttentionBound bs = attention_bound(c, dt, same);
+  o.trivial = o.trivial && admits_any_output(bs.bound_u, dt);  // trivial only if neither half can fail
   const auto flat = encoder_attention(enc, dt, c, same, c.positions, o.failure);
   if (!o.failure.empty()) return o;
   std::string where;

@@ -14,7 +14,7 @@ namespace pecheck::props {
 namespace attention_inf_parity_detail {
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
+rc::Gen<AttentionCase> cases(DType dt) { return attention_case_gen(dt, all_attention_pes(), true, 1); }
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   Outcome o;

@@ -11,7 +11,7 @@ namespace pecheck::props {
 namespace attention_nan_parity_detail {
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) { return attention_case_gen(all_attention_pes(), true, 1); }
+rc::Gen<AttentionCase> cases(DType dt) { return attention_case_gen(dt, all_attention_pes(), true, 1); }
 
 /// Compares a poisoned run with the clean one; `expect_nan(i)` says which outputs must be NaN.
 template <class ExpectNan>

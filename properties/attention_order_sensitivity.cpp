@@ -15,12 +15,13 @@ namespace pecheck::props {
 namespace attention_order_sensitivity_detail {
 namespace {
 
-rc::Gen<AttentionCase> cases(DType) {
-  return rc::gen::map(attention_case_gen({AttentionPE::sinusoidal, AttentionPE::rope}, false, 4), [](AttentionCase c) {
-    c.spec.head_dim = std::max(c.spec.head_dim, 8);  // enough dims that the content is informative
-    c.qk_scale = 1;  // one-hot softmaxes of huge logits can hide order: a separation is not a theorem there
-    return c;
-  });
+rc::Gen<AttentionCase> cases(DType dt) {
+  return rc::gen::map(
+      attention_case_gen(dt, {AttentionPE::sinusoidal, AttentionPE::rope}, false, 4), [](AttentionCase c) {
+        c.spec.head_dim = std::max(c.spec.head_dim, 8);  // enough dims that the content is informative
+        c.qk_scale = 1;  // one-hot softmaxes of huge logits can hide order: a separation is not a theorem there
+        return c;
+      });
 }
 
 /// The permutations tried: every adjacent swap, the reversal, the rotation by one, and the drawn one.
