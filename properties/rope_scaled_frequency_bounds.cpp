@@ -22,9 +22,23 @@ namespace {
 
 using K = RopeScalingKind;
 
+/// Dynamic NTK's stretch sigma = s L / L0 - (s - 1) is held to at most kMaxStretch: its last pair is
+/// pinned at theta / sigma, and even at position 2^24 - 1 that angle falls below the bound's
+/// 2u rad once sigma passes a few hundred (bf16, base 1e7): a pin that could not fail.
+constexpr double kMaxStretch = 64;
+
 rc::Gen<RopeCase> cases(DType) {
-  return rope_case_gen(rc::gen::just(std::vector<std::int64_t>{}),
-                       rope_spec_scaled_as({K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3, K::longrope}));
+  return rc::gen::map(
+      rope_case_gen(rc::gen::just(std::vector<std::int64_t>{}),
+                    rope_spec_scaled_as({K::linear, K::ntk, K::dynamic_ntk, K::yarn, K::llama3, K::longrope})),
+      [](RopeCase c) {
+        RopeScaling& sc = c.spec.scaling;
+        if (sc.kind == K::dynamic_ntk) {
+          const double longest = sc.original_max_position * (kMaxStretch + sc.factor - 1) / sc.factor;
+          sc.seq_len = std::min(sc.seq_len, static_cast<std::int64_t>(std::floor(longest)));
+        }
+        return c;
+      });
 }
 
 /// What the rule allows for pair p: an interval, and the exact value where the rule pins it.
@@ -74,41 +88,73 @@ Allowed allowed(const RopeSpec& s, int p) {
   return a;
 }
 
-/// The position that turns pair p's unscaled frequency into an angle near pi/2 (at most pi/2).
-std::int64_t probe_position(const RopeSpec& s, int p) {
-  const long double theta = ref::frequency<long double>(p, s.rotary_dim, s.base);
-  const auto P = static_cast<std::int64_t>(std::floor(std::numbers::pi_v<long double> / 2 / theta));
-  return std::clamp<std::int64_t>(P, 1, tol::kMaxPosition);
+/// The position that turns frequency f into an angle near pi/2 (at most pi/2).
+std::int64_t probe_position(long double f) {
+  const auto P = static_cast<std::int64_t>(std::min<long double>(std::floor(std::numbers::pi_v<long double> / 2 / f),
+                                                                 static_cast<long double>(tol::kMaxPosition)));
+  return std::max<std::int64_t>(P, 1);
+}
+
+/// One token of the probe: pair p's unit vector at position P. The first probe of each pair sits
+/// where its unscaled frequency theta_p turns pi/2: every allowed frequency then reads back
+/// without ambiguity. A pinned pair gets a second probe where its pinned frequency turns pi/2:
+/// there a relative error of the pin moves the angle by that much of pi/2, where at the first
+/// probe it moved only P theta_p / sigma, below the bound when the rule divides by a lot.
+struct Probe {
+  int pair;
+  std::int64_t position;
+  bool pin_only;  ///< the second probe: checks the pin, not the interval (a wrong f may alias)
+};
+
+std::vector<Probe> probes(const RopeSpec& s) {
+  std::vector<Probe> out;
+  for (int p = 0; p < s.rotary_dim / 2; ++p) {
+    const std::int64_t at_theta = probe_position(ref::frequency<long double>(p, s.rotary_dim, s.base));
+    out.push_back({p, at_theta, false});
+    if (const Allowed a = allowed(s, p); a.exact)
+      if (const std::int64_t at_pin = probe_position(*a.exact); at_pin != at_theta) out.push_back({p, at_pin, true});
+  }
+  return out;
 }
 
 Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   Outcome o{.bound_u = tol::rope_angle(dt)};
-  // Token p carries the unit vector e_a of pair p (its first dim) and sits at pair p's probe
-  // position; atan2 of the rotated pair reads back P * inv_freq_p.
-  const int pairs = c.spec.rotary_dim / 2;
+  // Each token carries the unit vector e_a of its pair (the pair's first dim) and sits at the
+  // probe's position; atan2 of the rotated pair reads back P * inv_freq_p.
+  const std::vector<Probe> ps = probes(c.spec);
   RopeCase probe = c;
   probe.heads = 1;
   probe.positions.clear();
   const std::size_t hd = static_cast<std::size_t>(c.spec.head_dim);
-  std::vector<float> x(static_cast<std::size_t>(pairs) * hd, 0.0f);
-  for (int p = 0; p < pairs; ++p) {
-    probe.positions.push_back(probe_position(c.spec, p));
-    x[static_cast<std::size_t>(p) * hd + static_cast<std::size_t>(ref::rope_pair(c.spec, p).first)] = 1.0f;
+  std::vector<float> x(ps.size() * hd, 0.0f);
+  for (std::size_t t = 0; t < ps.size(); ++t) {
+    probe.positions.push_back(ps[t].position);
+    x[t * hd + static_cast<std::size_t>(ref::rope_pair(c.spec, ps[t].pair).first)] = 1.0f;
   }
+  const double u = unit_roundoff(dt);
+  // A pin whose angle at its farthest probe is within the bound of 0 could not tell its frequency
+  // from 0: the case is trivial.
+  std::vector<long double> pinned_angle(static_cast<std::size_t>(c.spec.rotary_dim / 2), -1);
+  for (const Probe& pr : ps)
+    if (const Allowed a = allowed(c.spec, pr.pair); a.exact) {
+      long double& best = pinned_angle[static_cast<std::size_t>(pr.pair)];
+      best = std::max(best, pr.position * *a.exact);
+    }
+  for (long double angle : pinned_angle) o.trivial = o.trivial || (angle >= 0 && angle <= o.bound_u * u);
   const auto y = encoder_rope(enc, dt, probe, x, probe.positions, o.failure);
   if (!o.failure.empty()) return o;
-  const double u = unit_roundoff(dt);
   WorstOf worst;
-  for (int p = 0; p < pairs; ++p) {
+  for (std::size_t t = 0; t < ps.size(); ++t) {
+    const int p = ps[t].pair;
     const auto [ia, ib] = ref::rope_pair(c.spec, p);
-    const float* row = y.data() + static_cast<std::size_t>(p) * hd;
-    const long double P = static_cast<long double>(probe.positions[static_cast<std::size_t>(p)]);
+    const float* row = y.data() + t * hd;
+    const long double P = static_cast<long double>(ps[t].position);
     const long double angle = std::atan2(static_cast<long double>(row[ib]), static_cast<long double>(row[ia]));
     const Allowed a = allowed(c.spec, p);
     long double miss = 0;  // radians outside what the rule allows
     if (a.exact)
       miss = std::fabs(angle - P * *a.exact);
-    else
+    else if (!ps[t].pin_only)
       miss = std::max({P * a.lo - angle, angle - P * a.hi, 0.0L});
     worst.offer(static_cast<double>(miss) / u, [&] {
       return fmt::format("pair {} at position {}: inv_freq {:.9g}, rule allows {}", p, static_cast<std::int64_t>(P),

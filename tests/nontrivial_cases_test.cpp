@@ -1,9 +1,8 @@
-// Non-trivial cases (issue 21): a case that could not fail for any wrong output
-// (a shift of 0, a bound no bounded output exceeds, a pin too small to tell
-// from 0) is counted apart, and a property with fewer than kMinNontrivialShare
-// of its cases non-trivial does not pass. The generators that used to draw such
-// cases now draw them at that share or better, on every seed tried: this file
-// shows both halves.
+// Non-trivial cases (issue 21): a case that could not fail for any wrong output (a shift of 0, a
+// bound no bounded output exceeds, a pin too small to tell from 0) is counted apart, and a
+// property with fewer than kMinNontrivialShare of its cases non-trivial does not pass. The
+// generators that used to draw such cases now draw them at that share or better, on every seed
+// tried: this file shows both halves.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -21,8 +20,7 @@
 namespace pecheck {
 namespace {
 
-/// A case that is trivial when k < cut: the runner's bookkeeping, without any
-/// encoder arithmetic.
+/// A case that is trivial when k < cut: the runner's bookkeeping, without any encoder arithmetic.
 struct CountCase {
   int k = 0;
   std::string describe() const { return fmt::format("k={}", k); }
@@ -31,23 +29,16 @@ struct CountCase {
 
 Property counting_property(int cut) {
   return make_property<CountCase>(
-      {.id = "test.counting",
-       .statement = "k is counted.",
-       .family = Family::rope,
-       .op = Op::rope_apply},
+      {.id = "test.counting", .statement = "k is counted.", .family = Family::rope, .op = Op::rope_apply},
       [](DType) {
-        return rc::gen::map(rc::gen::resize(100, rc::gen::inRange(0, 100)),
-                            [](int k) { return CountCase{k}; });
+        return rc::gen::map(rc::gen::resize(100, rc::gen::inRange(0, 100)), [](int k) { return CountCase{k}; });
       },
-      [cut](Encoder &, DType, const CountCase &c) {
-        return Outcome{.bound_u = 1, .trivial = c.k < cut};
-      });
+      [cut](Encoder&, DType, const CountCase& c) { return Outcome{.bound_u = 1, .trivial = c.k < cut}; });
 }
 
 std::unique_ptr<Encoder> scalar_encoder() {
-  for (const Backend &b : encoders_under_test())
-    if (b.name == "scalar")
-      return b.make();
+  for (const Backend& b : encoders_under_test())
+    if (b.name == "scalar") return b.make();
   return nullptr;
 }
 
@@ -56,18 +47,15 @@ TEST(NontrivialCases, TheRunnerCountsThemAndRefusesAVacuousPass) {
   ASSERT_TRUE(enc);
   const RunParams params{.seed = 5, .cases = 400};
   // About a fifth of the cases trivial: below the share, so no pass.
-  const PropertyResult vacuous =
-      counting_property(20).run(*enc, DType::f32, params);
+  const PropertyResult vacuous = counting_property(20).run(*enc, DType::f32, params);
   EXPECT_EQ(vacuous.verdict, Verdict::fail);
   EXPECT_TRUE(vacuous.vacuous);
   EXPECT_EQ(vacuous.cases, 400);
   EXPECT_GT(vacuous.nontrivial_cases, 250);
   EXPECT_LT(vacuous.nontrivial_cases, 360);
-  EXPECT_NE(vacuous.message.find("vacuous"), std::string::npos)
-      << vacuous.message;
+  EXPECT_NE(vacuous.message.find("vacuous"), std::string::npos) << vacuous.message;
   // A few trivial cases: a pass, and the count says how many could have failed.
-  const PropertyResult mostly =
-      counting_property(3).run(*enc, DType::f32, params);
+  const PropertyResult mostly = counting_property(3).run(*enc, DType::f32, params);
   EXPECT_EQ(mostly.verdict, Verdict::pass) << mostly.message;
   EXPECT_FALSE(mostly.vacuous);
   EXPECT_LT(mostly.nontrivial_cases, 400);
@@ -81,9 +69,9 @@ TEST(NontrivialCases, TheRunnerCountsThemAndRefusesAVacuousPass) {
 TEST(NontrivialCases, ShiftsAreNeverZeroAndStayInRange) {
   const std::int64_t top = tol::kMaxPosition;
   std::int64_t m = top, n = 5;
-  EXPECT_EQ(gen::nonzero_shift({&m, &n}, 0), -1); // no room above: shifted down
+  EXPECT_EQ(gen::nonzero_shift({&m, &n}, 0), -1);  // no room above: shifted down
   EXPECT_EQ(gen::nonzero_shift({&m, &n}, 100), -5);
-  std::int64_t a = 0, b = top; // the whole range: the top one moves down first
+  std::int64_t a = 0, b = top;  // the whole range: the top one moves down first
   EXPECT_EQ(gen::nonzero_shift({&a, &b}, 7), 1);
   EXPECT_EQ(b, top - 1);
   std::int64_t p = 10;
@@ -91,11 +79,9 @@ TEST(NontrivialCases, ShiftsAreNeverZeroAndStayInRange) {
   EXPECT_EQ(gen::nonzero_shift({&p}, top), top - 10);
 }
 
-TEST(NontrivialCases,
-     TheLargeLogitCasesTheAttentionGeneratorNoLongerDrawsAdmitAnyOutput) {
-  // The referee's case: RoPE in bf16 with Q and K scaled by 64. Its bound lets
-  // every output pass, which is why bf16 and f16 no longer draw large logits
-  // with RoPE or the sinusoid.
+TEST(NontrivialCases, TheLargeLogitCasesTheAttentionGeneratorNoLongerDrawsAdmitAnyOutput) {
+  // The referee's case: RoPE in bf16 with Q and K scaled by 64. Its bound lets every output pass,
+  // which is why bf16 and f16 no longer draw large logits with RoPE or the sinusoid.
   props::AttentionCase c;
   c.spec.heads = 1;
   c.spec.head_dim = 32;
@@ -105,26 +91,20 @@ TEST(NontrivialCases,
   c.qk_scale = 64;
   for (DType dt : {DType::bf16, DType::f16}) {
     const auto x = props::attention_data(c, dt);
-    EXPECT_TRUE(
-        props::admits_any_output(props::attention_bound(c, dt, x).bound_u, dt))
-        << dtype_name(dt);
+    EXPECT_TRUE(props::admits_any_output(props::attention_bound(c, dt, x).bound_u, dt)) << dtype_name(dt);
   }
   c.qk_scale = 1;
   for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
     const auto x = props::attention_data(c, dt);
-    EXPECT_FALSE(
-        props::admits_any_output(props::attention_bound(c, dt, x).bound_u, dt))
-        << dtype_name(dt);
+    EXPECT_FALSE(props::admits_any_output(props::attention_bound(c, dt, x).bound_u, dt)) << dtype_name(dt);
   }
 }
 
-/// The properties whose generators drew trivial cases, and those that share
-/// them.
-bool once_drew_trivial_cases(const std::string &id) {
-  return id == "rope.relative" || id == "rope.composition" ||
-         id == "rope.offset_invariance" || id == "rope2d.relative" ||
-         id == "mrope.relative" || id == "sinusoidal.shift_linearity" ||
-         id == "sinusoidal.offset_inner_product" ||
+/// The properties whose generators drew trivial cases, and those that share them.
+bool once_drew_trivial_cases(const std::string& id) {
+  return id == "rope.relative" || id == "rope.composition" || id == "rope.offset_invariance" ||
+         id == "rope2d.relative" || id == "mrope.relative" || id == "sinusoidal.shift_linearity" ||
+         id == "sinusoidal.offset_inner_product" || id == "rope.scaled_frequency_bounds" ||
          id == "alibi.causal_shift_equivalence" || id.starts_with("attention.");
 }
 
@@ -132,24 +112,19 @@ TEST(NontrivialCases, EveryFixedGeneratorDrawsNonTrivialCasesOnEverySeedTried) {
   const auto enc = scalar_encoder();
   ASSERT_TRUE(enc);
   int checked = 0;
-  for (const Property &p : property_registry()) {
-    if (!once_drew_trivial_cases(p.id))
-      continue;
+  for (const Property& p : property_registry()) {
+    if (!once_drew_trivial_cases(p.id)) continue;
     for (DType dt : p.dtypes)
       for (std::uint64_t seed : {1, 4, 7}) {
-        const PropertyResult r =
-            p.run(*enc, dt, RunParams{.seed = seed, .cases = 300});
-        ASSERT_EQ(r.verdict, Verdict::pass)
-            << p.id << " " << dtype_name(dt) << " seed " << seed << ": "
-            << r.message;
+        const PropertyResult r = p.run(*enc, dt, RunParams{.seed = seed, .cases = 300});
+        ASSERT_EQ(r.verdict, Verdict::pass) << p.id << " " << dtype_name(dt) << " seed " << seed << ": " << r.message;
         // Stronger than the share: not one trivial case.
-        EXPECT_EQ(r.nontrivial_cases, r.cases)
-            << p.id << " " << dtype_name(dt) << " seed " << seed;
+        EXPECT_EQ(r.nontrivial_cases, r.cases) << p.id << " " << dtype_name(dt) << " seed " << seed;
         ++checked;
       }
   }
-  EXPECT_GT(checked, 60); // the list above still names real properties
+  EXPECT_GT(checked, 60);  // the list above still names real properties
 }
 
-} // namespace
-} // namespace pecheck
+}  // namespace
+}  // namespace pecheck
