@@ -115,14 +115,18 @@ double shaw_score(DType t, int head_dim) { return 1 + (2 * head_dim + 1) * fp32_
 double attention_output(const AttentionCase& c) {
   const double rho = unit_roundoff(c.dtype) / kU32;
   // Logit error in u32: dot products of length L in fp32 plus the scale multiply, the error of
-  // the position transform of Q and K, and the ALiBi bias (slope 2u, product u, add u).
-  const double logit = c.scale * ((c.dot_length + 2) * c.max_weighted + c.max_transform) + 4 * c.max_bias;
+  // the position transform of Q and K, and the ALiBi bias (slope 2u, product u, add u). The add
+  // rounds relative to |scale S + b| <= scale W + B: the scale W part is charged where a bias is.
+  const double add = c.max_bias > 0 ? c.scale * c.max_weighted : 0.0;
+  const double logit = c.scale * ((c.dot_length + 2) * c.max_weighted + c.max_transform) + 4 * c.max_bias + add;
   // A logit perturbation delta moves softmax weights by at most expm1(2 delta) in l1 norm.
   const double weights = std::expm1(2 * logit * kU32) / kU32;
   // Exponent arguments s_j - m rounded (relative error u|s_j - m| of each weight; since
   // sum_j p_j |s_j - m| <= n/e, the weights move by at most 2n/e u in l1), exp (2u) and division
-  // (1u), the two length-n sums, and up to n rescalings of an online softmax.
-  const double softmax = 2 * c.n / std::exp(1.0) + 3 + 3.0 * c.n;
+  // (1u), the two length-n sums (n each), and up to n rescalings of an online softmax, 3 each:
+  // the exp of the correction (2u on the weights seen so far, which moves o by half of that) and
+  // the two multiplies of the accumulator and of the running sum by it (1u each).
+  const double softmax = 2 * c.n / std::exp(1.0) + 3 + 2.0 * c.n + 3.0 * c.n;
   const double values = c.v_transform / c.max_v;
   return 1 + (weights + softmax + values) / rho;
 }
@@ -168,7 +172,7 @@ const std::vector<Entry>& table() {
       {"shaw.score", "|s - s_ref| / (u sum |q|(|k| + |r|))", "1 + (2d + 1) u32/u",
        "a length-2d fp32 dot product (gamma_2d), rounding to storage"},
       {"attention.output", "|o - o_ref|_inf / (u max|V'|)",
-       "1 + [expm1(2 delta u32)/u32 + 2n/e + 3 + 3n + dV/max|V'|] u32/u",
+       "1 + [expm1(2 delta u32)/u32 + 2n/e + 3 + 5n + dV/max|V'|] u32/u",
        "logit error delta -> softmax weights; exp/sum/division; online rescaling; see error-model"},
   };
   return t;

@@ -70,7 +70,8 @@ struct AttentionCase {
   double v_transform = 0;    ///< max per-component error of V' (PE added to V), in u32
 };
 
-/// |o - o_ref|_inf / (u max|V'|) for one attention case.
+/// |o - o_ref|_inf / (u max|V'|) for one attention case: the exact contract, which requires the
+/// softmax probabilities P in fp32 (or wider) where they meet V.
 double attention_output(const AttentionCase&);
 
 /// One row of the table, for docs and `pecheck list`.
