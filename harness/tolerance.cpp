@@ -131,6 +131,13 @@ double attention_output(const AttentionCase& c) {
   return 1 + (weights + softmax + values) / rho;
 }
 
+double attention_output_rounded_p(const AttentionCase& c, DType p_dtype) {
+  // Each weight of P.V rounded to p_dtype: a relative u_P that differs from weight to weight. It
+  // moves o by sum_j p_j e_j v'_j (the running sum l, kept in fp32, is not rounded) or, if l is
+  // summed from the rounded P too, by sum_j p_j e_j (v'_j - o): at most u_P max|V'| either way.
+  return attention_output(c) + unit_roundoff(p_dtype) / unit_roundoff(c.dtype);
+}
+
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {"sinusoidal.entry", "|pe - pe_ref| / u", "E = 2",
@@ -174,6 +181,8 @@ const std::vector<Entry>& table() {
       {"attention.output", "|o - o_ref|_inf / (u max|V'|)",
        "1 + [expm1(2 delta u32)/u32 + 2n/e + 3 + 5n + dV/max|V'|] u32/u",
        "logit error delta -> softmax weights; exp/sum/division; online rescaling; see error-model"},
+      {"attention.output.rounded_p", "as attention.output (P rounded to a dtype P before P.V)",
+       "attention.output + u_P/u", "each weight of P.V off by u_P relative, not uniformly: o moves by <= u_P max|V'|"},
   };
   return t;
 }

@@ -73,6 +73,9 @@ struct AttentionCase {
 /// |o - o_ref|_inf / (u max|V'|) for one attention case: the exact contract, which requires the
 /// softmax probabilities P in fp32 (or wider) where they meet V.
 double attention_output(const AttentionCase&);
+/// The same for a kernel that rounds P to `p_dtype` before P.V (FlashAttention-2's bf16 path):
+/// the rounded-P contract, attention_output + u_P/u (docs/error-model.md, attention.output.rounded_p).
+double attention_output_rounded_p(const AttentionCase&, DType p_dtype);
 
 /// One row of the table, for docs and `pecheck list`.
 struct Entry {

@@ -1,0 +1,80 @@
+// The rounded-P policy (docs/error-model.md, section 6): the exact attention contract requires the
+// softmax probabilities P in fp32 where they meet V. A FlashAttention-2-style bf16 kernel that
+// rounds P to bf16 before P.V can exceed that bound, and stays within the rounded-P contract's
+// bound, attention_output + u_P/u. Simulated here: the kernel computes in double except for P
+// (rounded to bf16) and the output (rounded to bf16), so every other term of the bound is slack.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "harness/generators.hpp"
+#include "harness/tolerance.hpp"
+#include "properties/attention_cases.hpp"
+
+namespace pecheck {
+namespace {
+
+/// Plain attention (one head, head_dim 1, no mask) in double, P rounded to p_dtype for P.V when
+/// `round_p`, the output rounded to storage when `round_out`.
+std::vector<double> attention(const props::AttentionData& x, double scale, bool round_p, bool round_out, DType dt) {
+  const std::size_t n = x.q.size();
+  std::vector<double> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::vector<double> s(n);
+    for (std::size_t j = 0; j < n; ++j) s[j] = scale * double{x.q[i]} * x.k[j];
+    const double m = *std::max_element(s.begin(), s.end());
+    double num = 0, den = 0;
+    for (std::size_t j = 0; j < n; ++j) {
+      const double w = std::exp(s[j] - m);
+      den += w;  // the running sum from the unrounded P, as FlashAttention-2 keeps it
+      num += (round_p ? double{round_to(DType::bf16, w)} : w) * x.v[j];
+    }
+    out[i] = round_out ? double{round_to(dt, num / den)} : num / den;
+  }
+  return out;
+}
+
+TEST(RoundedPContract, ABf16PKernelCanExceedTheExactBoundAndStaysWithinItsOwn) {
+  const DType dt = DType::bf16;
+  const double u = unit_roundoff(dt);
+  double worst_over_exact = 0, worst_over_rounded = 0;
+  int beyond_exact = 0;
+  for (std::uint32_t seed = 1; seed <= 20000; ++seed) {
+    props::AttentionCase c;
+    c.spec.heads = 1;
+    c.spec.head_dim = 1;
+    c.spec.pe = AttentionPE::none;
+    c.positions.resize(2 + seed % 3);
+    for (std::size_t i = 0; i < c.positions.size(); ++i) c.positions[i] = static_cast<std::int64_t>(i);
+    const double qk = seed % 2 ? 1.0 : 3.0;
+    const std::size_t n = c.positions.size();
+    const props::AttentionData x{
+        gen::values(seed, 1, n, dt, qk), gen::values(seed, 2, n, dt, qk), gen::values(seed, 3, n, dt), {}};
+    const props::AttentionBound b = props::attention_bound(c, dt, x);
+    const double scale = c.spec.effective_scale();
+    const auto exact = attention(x, scale, false, false, dt), got = attention(x, scale, true, true, dt);
+    double err = 0;
+    for (std::size_t i = 0; i < n; ++i) err = std::max(err, std::fabs(got[i] - exact[i]) / (u * b.max_v));
+    // The bound's inputs as attention_bound derived them, with P rounded to bf16 on top.
+    tol::AttentionCase tc{.dtype = dt, .n = static_cast<int>(n), .dot_length = 1, .head_dim = 1, .scale = scale};
+    const double exact_bound = b.bound_u;
+    const double rounded_bound = exact_bound + unit_roundoff(DType::bf16) / u;
+    EXPECT_NEAR(rounded_bound - tol::attention_output_rounded_p(tc, DType::bf16),
+                exact_bound - tol::attention_output(tc), 1e-12);
+    worst_over_exact = std::max(worst_over_exact, err / exact_bound);
+    worst_over_rounded = std::max(worst_over_rounded, err / rounded_bound);
+    beyond_exact += err > exact_bound;
+  }
+  // Not a bare failure for a legitimate bf16-P kernel: within its own contract on every case...
+  EXPECT_LE(worst_over_rounded, 1.0);
+  // ...while the exact contract, which requires P in fp32, fails it on some.
+  EXPECT_GT(beyond_exact, 0);
+  EXPECT_GT(worst_over_exact, 1.0);
+  std::printf("bf16-P kernel: worst error / exact bound %.4f, / rounded-P bound %.4f, %d of 20000 beyond exact\n",
+              worst_over_exact, worst_over_rounded, beyond_exact);
+}
+
+}  // namespace
+}  // namespace pecheck
