@@ -29,8 +29,13 @@ KNOWN = [
     ("attention/f32/avx2", "floor/fma_peak/f32", "attention/f32/scalar"),
     ("attention/f32/scalar", "floor/fma_peak/f32", None),
     ("floor/fma_peak/f32", None, None),
+    ("rope_decode/f32/avx2", "floor/copy/decode_f32", None),
+    ("floor/copy/decode_f32", None, None),
+    ("rope_decode/bf16/avx2", "floor/copy/decode_bf16", None),
+    ("floor/copy/decode_bf16", None, None),
 ]
-GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset"}
+GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset", "floor/fma_peak/f32", "floor/copy/decode_f32",
+              "floor/copy/decode_bf16"}
 SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a name (UseRealTime, Iterations, MinTime, ...).
 SUFFIX = re.compile(r"(/(real_time|manual_time|iterations:\d+|min_time:[\d.]+|repeats:\d+|threads:\d+))+$")
@@ -145,12 +150,17 @@ def main(argv):
             note = f"skipped: {r.skipped}" if r.skipped else ""
             rows.append((name, time, rate, vs_floor(results, name, floor), vs_scalar(results, name, scalar), note))
             gap = False
-        gap = gap or name in GROUP_ENDS or name == "floor/fma_peak/f32"
+        gap = gap or name in GROUP_ENDS
 
     print(
         f"pecheck_bench {context.get('date', '')} on {context.get('host_name', '?')}: "
         f"{context.get('num_cpus', '?')} CPUs at {context.get('mhz_per_cpu', '?')} MHz, "
         f"median CPU time per iteration of {context.get('repetitions', 1)} repetition(s)"
+    )
+    # bench/cpu_context.cpp names the CPU: figures from different cores must not be confused.
+    print(
+        f"CPU: {context.get('cpu_model', 'not recorded')} ({context.get('cpu_family', '?')}); "
+        f"kernels use {context.get('kernel_isa', '?')}; AVX-512F {context.get('cpu_avx512f', '?')}"
     )
     header = ("benchmark", "median", "rate", "vs floor", "speedup vs scalar", "")
     widths = [max(len(str(row[i])) for row in [header] + [r for r in rows if r]) for i in range(6)]

@@ -3,6 +3,7 @@
 #include <cpuid.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -78,6 +79,15 @@ const FrequencyTable& sinusoidal_frequencies(const SinusoidalSpec& s) {
 
 const FrequencyTable& rope_frequencies(const RopeSpec& s) {
   return cached(s, [&] { return FrequencyTable(angles::rope_frequencies(s)); });
+}
+
+/// This thread's scratch of at least n doubles, grown and never shrunk: a call allocates only when
+/// it needs more than every earlier call on the thread did, so a decode loop (one token per call,
+/// the same head_dim) allocates on its first call only. The kernels write every element they read.
+double* thread_scratch(std::size_t n) {
+  thread_local std::vector<double> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
 }
 
 template <class T>
@@ -163,7 +173,14 @@ template <class T>
 void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std::span<const Heads<T>> tensors) {
   s.validate();
   check_positions(positions);
-  std::vector<detail::RopeTensor> views;
+  // The views live on the stack up to kInline tensors (Q and K, or a fused QKV, in practice): no
+  // allocation per call, which a decode step would pay once per generated token.
+  constexpr std::size_t kInline = 8;
+  std::array<detail::RopeTensor, kInline> inline_views;
+  std::vector<detail::RopeTensor> many;
+  if (tensors.size() > kInline) many.resize(tensors.size());
+  detail::RopeTensor* views = tensors.size() > kInline ? many.data() : inline_views.data();
+  std::size_t count = 0;
   for (const Heads<T>& x : tensors) {
     if (x.tokens != positions.size())
       throw std::invalid_argument(
@@ -173,12 +190,12 @@ void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std:
       throw std::invalid_argument(fmt::format("RoPE strides (token {}, head {}) overlap heads of dim {}",
                                               x.token_stride, x.head_stride, s.head_dim));
     if (x.tokens > 0 && x.data == nullptr) throw std::invalid_argument("RoPE tensor is null");
-    views.push_back({x.data, x.heads, x.token_stride, x.head_stride});
+    views[count++] = {x.data, x.heads, x.token_stride, x.head_stride};
   }
   const FrequencyTable& f = rope_frequencies(s);
-  std::vector<double> scratch(detail::rope_scratch_doubles(f.count));
+  double* scratch = thread_scratch(detail::rope_scratch_doubles(f.count));
   detail::rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data(),
-                                 positions.size(), views.data(), views.size(), scratch.data()});
+                                 positions.size(), views, count, scratch});
 }
 
 template <class T>
