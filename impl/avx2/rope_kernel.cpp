@@ -21,17 +21,28 @@ using simd::Io;
 template <Storage S>
 using Elem = typename Io<S>::T;
 
+/// The seven per-lane coefficient arrays, stored by blocks of 8 lanes: block b holds lanes
+/// [8b, 8b + 8) of ka, kb, sw, cl, sl, ch, sh, in that order. A group of 8 lanes is then one base
+/// pointer and constant offsets: seven separate arrays needed seven pointers, more than the
+/// registers left in the rotation loop, and the spilled pointers' reloads took the load ports.
+enum Array : std::size_t { kKa, kKb, kSw, kCl, kSl, kCh, kSh, kArrays };
+constexpr std::size_t kBlock = 8 * kArrays;
+
 /// One token's coefficients, in the call's scratch.
 struct Coefficients {
-  double *c, *s;                            // per pair, times the magnitude
-  float *ka, *kb, *sw, *cl, *sl, *ch, *sh;  // per output lane; sw's sign bit set where a = other
+  double *c, *s;  // per pair, times the magnitude
+  float* blocks;  // per output lane, by blocks; sw's sign bit set where a = other
+  /// Where lane j of array a lives.
+  float* at(Array a, std::size_t j) const { return blocks + j / 8 * kBlock + a * 8 + j % 8; }
 };
 
 Coefficients views(const RopeCall& call) {
-  const std::size_t P = padded4(call.f.count), L = rope_lanes(call.f.count);
-  auto* f = reinterpret_cast<float*>(call.scratch + 2 * P);
-  return {call.scratch, call.scratch + P, f, f + L, f + 2 * L, f + 3 * L, f + 4 * L, f + 5 * L, f + 6 * L};
+  const std::size_t P = padded4(call.f.count);
+  return {call.scratch, call.scratch + P, reinterpret_cast<float*>(call.scratch + 2 * P)};
 }
+
+/// The lane where a half-split head's second half starts: a block of its own.
+std::size_t second_half(std::size_t pairs) { return (pairs + 7) / 8 * 8; }
 
 /// Stores the coefficients of lanes [j, j + 4) from cos and sin' (signs applied) in double.
 inline void store_lanes4(const Coefficients& k, std::size_t j, __m256d c, __m256d s) {
@@ -40,18 +51,18 @@ inline void store_lanes4(const Coefficients& k, std::size_t j, __m256d c, __m256
   const __m128 sl = _mm256_cvtpd_ps(_mm256_sub_pd(s, _mm256_cvtps_pd(sh)));
   const __m128 abs = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
   const __m128 swap = _mm_cmpgt_ps(_mm_and_ps(sh, abs), _mm_and_ps(ch, abs));  // a = other where |s| > |c|
-  _mm_storeu_ps(k.ka + j, _mm_blendv_ps(ch, sh, swap));
-  _mm_storeu_ps(k.kb + j, _mm_blendv_ps(sh, ch, swap));
-  _mm_storeu_ps(k.sw + j, _mm_and_ps(swap, _mm_set1_ps(-0.0f)));
-  _mm_storeu_ps(k.cl + j, cl);
-  _mm_storeu_ps(k.sl + j, sl);
-  _mm_storeu_ps(k.ch + j, ch);
-  _mm_storeu_ps(k.sh + j, sh);
+  _mm_storeu_ps(k.at(kKa, j), _mm_blendv_ps(ch, sh, swap));
+  _mm_storeu_ps(k.at(kKb, j), _mm_blendv_ps(sh, ch, swap));
+  _mm_storeu_ps(k.at(kSw, j), _mm_and_ps(swap, _mm_set1_ps(-0.0f)));
+  _mm_storeu_ps(k.at(kCl, j), cl);
+  _mm_storeu_ps(k.at(kSl, j), sl);
+  _mm_storeu_ps(k.at(kCh, j), ch);
+  _mm_storeu_ps(k.at(kSh, j), sh);
 }
 
-/// One token's coefficients. Half-split: lanes [0, P) are the first dims (s' = -s), [P, 2P) the
-/// second (written after, so a padded first-half group never clobbers them). Interleaved: lanes
-/// 2p and 2p + 1 share pair p, with s' = -s and +s.
+/// One token's coefficients. Half-split: lanes [0, P) are the first dims (s' = -s), lanes
+/// [H, H + P) the second (H = second_half(P), a block boundary). Interleaved: lanes 2p and
+/// 2p + 1 share pair p, with s' = -s and +s.
 void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
   const __m256d p = _mm256_set1_pd(static_cast<double>(pos)), m = _mm256_set1_pd(call.magnitude);
   const std::size_t P = call.f.count;
@@ -71,18 +82,19 @@ void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
     }
   }
   if (!call.interleaved)
-    for (std::size_t i = 0; i < P; i += 4) store_lanes4(k, P + i, _mm256_loadu_pd(k.c + i), _mm256_loadu_pd(k.s + i));
+    for (std::size_t i = 0; i < P; i += 4)
+      store_lanes4(k, second_half(P) + i, _mm256_loadu_pd(k.c + i), _mm256_loadu_pd(k.s + i));
 }
 
 /// Eight output lanes of an fp32 tensor: the nested FMAs of the header (within 1.71u).
 struct Lanes8 {
   __m256 ka, kb, sw, cl, sl;
-  Lanes8(const Coefficients& k, std::size_t j)
-      : ka(_mm256_loadu_ps(k.ka + j)),
-        kb(_mm256_loadu_ps(k.kb + j)),
-        sw(_mm256_loadu_ps(k.sw + j)),
-        cl(_mm256_loadu_ps(k.cl + j)),
-        sl(_mm256_loadu_ps(k.sl + j)) {}
+  explicit Lanes8(const float* g)
+      : ka(_mm256_loadu_ps(g + 8 * kKa)),
+        kb(_mm256_loadu_ps(g + 8 * kKb)),
+        sw(_mm256_loadu_ps(g + 8 * kSw)),
+        cl(_mm256_loadu_ps(g + 8 * kCl)),
+        sl(_mm256_loadu_ps(g + 8 * kSl)) {}
   /// self c + other s' for the eight lanes.
   __m256 rotate(__m256 self, __m256 other) const {
     const __m256 a = _mm256_blendv_ps(self, other, sw), b = _mm256_blendv_ps(other, self, sw);
@@ -97,7 +109,7 @@ struct Lanes8 {
 /// It saves a third of the work, and the 16-bit loads and stores are most of what is left.
 struct CheapLanes8 {
   __m256 c, s;
-  CheapLanes8(const Coefficients& k, std::size_t j) : c(_mm256_loadu_ps(k.ch + j)), s(_mm256_loadu_ps(k.sh + j)) {}
+  explicit CheapLanes8(const float* g) : c(_mm256_loadu_ps(g + 8 * kCh)), s(_mm256_loadu_ps(g + 8 * kSh)) {}
   __m256 rotate(__m256 self, __m256 other) const { return _mm256_fmadd_ps(self, c, _mm256_mul_ps(other, s)); }
 };
 
@@ -137,32 +149,36 @@ inline void rotate_pair(Elem<S>* a, Elem<S>* b, double c, double s) {
 
 /// Rotates one head. Heads outer, lanes inner: with heads inner, the store to a head and the
 /// load from the head 4 KiB further (8 heads of 128 floats) alias in the store buffer, which cost
-/// more than reloading the coefficients (L1 hits) for every head.
+/// more than reloading the coefficients (L1 hits) for every head. k comes by value and the block
+/// pointers advance by a constant, so the loop keeps them in registers (a store to x could alias
+/// a Coefficients reached through a reference, which made the compiler reload its members).
 template <Storage S>
-void rotate_head(const RopeCall& call, Elem<S>* x, const Coefficients& k) {
+void rotate_head(const RopeCall& call, Elem<S>* x, const Coefficients k) {
   const std::size_t P = call.f.count;
   if (call.interleaved) {
     std::size_t j = 0;
-    for (; j + 8 <= 2 * P; j += 8) {  // other = the pair partner: lanes (1 0 3 2 ..)
+    const float* g = k.blocks;
+    for (; j + 8 <= 2 * P; j += 8, g += kBlock) {  // other = the pair partner: lanes (1 0 3 2 ..)
       const __m256 v = Io<S>::load8(x + j), partner = _mm256_permute_ps(v, 0b10110001);
       if (has_tiny_pair<S, true>(v, partner)) {
         for (std::size_t p = j / 2; p < j / 2 + 4; ++p) rotate_pair<S>(x + 2 * p, x + 2 * p + 1, k.c[p], k.s[p]);
         continue;
       }
-      Io<S>::store8(x + j, LanesFor<S>(k, j).rotate(v, partner));
+      Io<S>::store8(x + j, LanesFor<S>(g).rotate(v, partner));
     }
     for (std::size_t p = j / 2; p < P; ++p) rotate_pair<S>(x + 2 * p, x + 2 * p + 1, k.c[p], k.s[p]);
     return;
   }
   std::size_t i = 0;
-  for (; i + 8 <= P; i += 8) {  // both halves read before either is written
+  const float *ga = k.blocks, *gb = k.blocks + second_half(P) / 8 * kBlock;
+  for (; i + 8 <= P; i += 8, ga += kBlock, gb += kBlock) {  // both halves read before either is written
     const __m256 x1 = Io<S>::load8(x + i), x2 = Io<S>::load8(x + P + i);
     if (has_tiny_pair<S, false>(x1, x2)) {
       for (std::size_t p = i; p < i + 8; ++p) rotate_pair<S>(x + p, x + P + p, k.c[p], k.s[p]);
       continue;
     }
-    Io<S>::store8(x + i, LanesFor<S>(k, i).rotate(x1, x2));
-    Io<S>::store8(x + P + i, LanesFor<S>(k, P + i).rotate(x2, x1));
+    Io<S>::store8(x + i, LanesFor<S>(ga).rotate(x1, x2));
+    Io<S>::store8(x + P + i, LanesFor<S>(gb).rotate(x2, x1));
   }
   for (; i < P; ++i) rotate_pair<S>(x + i, x + P + i, k.c[i], k.s[i]);
 }
