@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "spec/conventions.hpp"
@@ -68,6 +69,15 @@ std::vector<Bits> bf16_storage(std::size_t n, std::uint64_t seed) {
   std::vector<Bits> out(n);
   for (std::size_t i = 0; i < n; ++i) out[i] = Bits{bf16_bits(x[i])};
   return out;
+}
+
+/// n values in the AVX2 backend's native storage T: floats, or bf16 bit patterns of the same values.
+template <class T>
+std::vector<T> native_values(std::size_t n, std::uint64_t seed) {
+  if constexpr (std::is_same_v<T, float>)
+    return uniform_floats(n, seed);
+  else
+    return bf16_storage<T>(n, seed);
 }
 
 inline std::vector<std::int64_t> positions_from_zero(std::size_t n) {

@@ -20,17 +20,9 @@ template <class T>
 constexpr std::int64_t kDecodeBytes = static_cast<std::int64_t>(2 * 2 * kDecodeElements * sizeof(T));
 
 template <class T>
-std::vector<T> decode_input(std::uint64_t seed) {
-  if constexpr (std::is_same_v<T, float>)
-    return uniform_floats(kDecodeElements, seed);
-  else
-    return bf16_storage<T>(kDecodeElements, seed);
-}
-
-template <class T>
 void rope_decode(benchmark::State& state) {
   if (!avx2_ready(state)) return;
-  std::vector<T> q = decode_input<T>(1), k = decode_input<T>(2);
+  std::vector<T> q = native_values<T>(kDecodeElements, 1), k = native_values<T>(kDecodeElements, 2);
   std::int64_t position = 4096;  // a prompt already in the cache
   const avx2::Heads<T> qk[] = {{q.data(), 1, kRopeHeads, kRopeHeads * kRopeHeadDim, kRopeHeadDim},
                                {k.data(), 1, kRopeHeads, kRopeHeads * kRopeHeadDim, kRopeHeadDim}};
@@ -48,7 +40,8 @@ void rope_decode(benchmark::State& state) {
 /// The floor: the same bytes copied (Q and K each read once and written once), through memcpy.
 template <class T>
 void copy_decode(benchmark::State& state) {
-  std::vector<T> q = decode_input<T>(1), k = decode_input<T>(2), q2(q.size()), k2(k.size());
+  std::vector<T> q = native_values<T>(kDecodeElements, 1), k = native_values<T>(kDecodeElements, 2), q2(q.size()),
+                 k2(k.size());
   for (auto _ : state) {
     std::memcpy(q2.data(), q.data(), q.size() * sizeof(T));
     std::memcpy(k2.data(), k.data(), k.size() * sizeof(T));

@@ -14,17 +14,9 @@ namespace pecheck::bench {
 namespace {
 
 template <class T>
-std::vector<T> rope_input(std::uint64_t seed) {
-  if constexpr (std::is_same_v<T, float>)
-    return uniform_floats(kRopeElements, seed);
-  else
-    return bf16_storage<T>(kRopeElements, seed);
-}
-
-template <class T>
 void rope_avx2(benchmark::State& state) {
   if (!avx2_ready(state)) return;
-  std::vector<T> q = rope_input<T>(1), k = rope_input<T>(2);
+  std::vector<T> q = native_values<T>(kRopeElements, 1), k = native_values<T>(kRopeElements, 2);
   const std::vector<std::int64_t> positions = positions_from_zero(kRopeTokens);
   const std::ptrdiff_t token_stride = kRopeHeads * kRopeHeadDim;
   const avx2::Heads<T> qk[] = {{q.data(), kRopeTokens, kRopeHeads, token_stride, kRopeHeadDim},
