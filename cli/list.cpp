@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -46,7 +47,11 @@ int list(bool json) {
                              a.available ? "available" : "unavailable: ", a.available ? "" : a.reason);
   }
   std::cout << "\nTolerances (docs/error-model.md):\n";
-  for (const auto& e : tol::table()) std::cout << fmt::format("  {:<18} {:<48} {}\n", e.id, e.metric, e.formula);
+  std::size_t id_width = 0, metric_width = 0;  // the longest id and metric set the columns
+  for (const auto& e : tol::table())
+    id_width = std::max(id_width, e.id.size()), metric_width = std::max(metric_width, e.metric.size());
+  for (const auto& e : tol::table())
+    std::cout << fmt::format("  {:<{}} {:<{}} {}\n", e.id, id_width, e.metric, metric_width, e.formula);
   return 0;
 }
 
