@@ -61,9 +61,8 @@ struct RopeCall {
   double* scratch = nullptr;  ///< rope_scratch_doubles(pairs)
 };
 /// Per token: cos and sin in double (pairs, padded to 4), then the fp32 coefficients of the output
-/// lanes in blocks of 8 lanes x 7 arrays (rope_kernel.cpp). Each half of a half-split head starts
-/// a block of its own, so lanes: 2 x pairs padded to 8 per half.
-inline std::size_t rope_lanes(std::size_t pairs) { return 2 * ((pairs + 7) / 8 * 8); }
+/// lanes in blocks of 8 lanes x 7 arrays (rope_kernel.cpp): 2 x pairs lanes, padded to 8.
+inline std::size_t rope_lanes(std::size_t pairs) { return (2 * pairs + 7) / 8 * 8; }
 inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 2 * padded4(pairs) + 7 * rope_lanes(pairs) / 2; }
 void rope(Storage, const RopeCall&);
 

@@ -41,9 +41,6 @@ Coefficients views(const RopeCall& call) {
   return {call.scratch, call.scratch + P, reinterpret_cast<float*>(call.scratch + 2 * P)};
 }
 
-/// The lane where a half-split head's second half starts: a block of its own.
-std::size_t second_half(std::size_t pairs) { return (pairs + 7) / 8 * 8; }
-
 /// Stores the coefficients of lanes [j, j + 4) from cos and sin' (signs applied) in double.
 inline void store_lanes4(const Coefficients& k, std::size_t j, __m256d c, __m256d s) {
   const __m128 ch = _mm256_cvtpd_ps(c), sh = _mm256_cvtpd_ps(s);
@@ -60,9 +57,9 @@ inline void store_lanes4(const Coefficients& k, std::size_t j, __m256d c, __m256
   _mm_storeu_ps(k.at(kSh, j), sh);
 }
 
-/// One token's coefficients. Half-split: lanes [0, P) are the first dims (s' = -s), lanes
-/// [H, H + P) the second (H = second_half(P), a block boundary). Interleaved: lanes 2p and
-/// 2p + 1 share pair p, with s' = -s and +s.
+/// One token's coefficients. Half-split: lanes [0, P) are the first dims (s' = -s); the second
+/// dims' coefficients are the same up to signs and are derived in registers (second_half()).
+/// Interleaved: lanes 2p and 2p + 1 share pair p, with s' = -s and +s.
 void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
   const __m256d p = _mm256_set1_pd(static_cast<double>(pos)), m = _mm256_set1_pd(call.magnitude);
   const std::size_t P = call.f.count;
@@ -81,10 +78,11 @@ void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
       store_lanes4(k, i, c, _mm256_xor_pd(s, negate));
     }
   }
-  if (!call.interleaved)
-    for (std::size_t i = 0; i < P; i += 4)
-      store_lanes4(k, second_half(P) + i, _mm256_loadu_pd(k.c + i), _mm256_loadu_pd(k.s + i));
 }
+
+/// The sign bit of every lane. A function, not a namespace-scope constant: a static initializer
+/// in this file would run AVX instructions at program start, on CPUs without them too.
+inline __m256 sign_bits() { return _mm256_set1_ps(-0.0f); }
 
 /// Eight output lanes of an fp32 tensor: the nested FMAs of the header (within 1.71u).
 struct Lanes8 {
@@ -95,6 +93,15 @@ struct Lanes8 {
         sw(_mm256_loadu_ps(g + 8 * kSw)),
         cl(_mm256_loadu_ps(g + 8 * kCl)),
         sl(_mm256_loadu_ps(g + 8 * kSl)) {}
+  Lanes8(__m256 a, __m256 b, __m256 w, __m256 l, __m256 s) : ka(a), kb(b), sw(w), cl(l), sl(s) {}
+  /// The lanes of the second dims of the same pairs (half-split): s' = +s where these had -s.
+  /// The larger coefficient is the same one, so ka (s' where sw is set, else c) flips sign where
+  /// sw is set, kb (c where sw is set, else s') where it is not, and sl everywhere: three xors
+  /// in place of five loads.
+  Lanes8 second_half() const {
+    return {_mm256_xor_ps(ka, sw), _mm256_xor_ps(kb, _mm256_xor_ps(sw, sign_bits())), sw, cl,
+            _mm256_xor_ps(sl, sign_bits())};
+  }
   /// self c + other s' for the eight lanes.
   __m256 rotate(__m256 self, __m256 other) const {
     const __m256 a = _mm256_blendv_ps(self, other, sw), b = _mm256_blendv_ps(other, self, sw);
@@ -110,6 +117,8 @@ struct Lanes8 {
 struct CheapLanes8 {
   __m256 c, s;
   explicit CheapLanes8(const float* g) : c(_mm256_loadu_ps(g + 8 * kCh)), s(_mm256_loadu_ps(g + 8 * kSh)) {}
+  CheapLanes8(__m256 c_, __m256 s_) : c(c_), s(s_) {}
+  CheapLanes8 second_half() const { return {c, _mm256_xor_ps(s, sign_bits())}; }
   __m256 rotate(__m256 self, __m256 other) const { return _mm256_fmadd_ps(self, c, _mm256_mul_ps(other, s)); }
 };
 
@@ -170,15 +179,16 @@ void rotate_head(const RopeCall& call, Elem<S>* x, const Coefficients k) {
     return;
   }
   std::size_t i = 0;
-  const float *ga = k.blocks, *gb = k.blocks + second_half(P) / 8 * kBlock;
-  for (; i + 8 <= P; i += 8, ga += kBlock, gb += kBlock) {  // both halves read before either is written
+  const float* g = k.blocks;
+  for (; i + 8 <= P; i += 8, g += kBlock) {  // both halves read before either is written
     const __m256 x1 = Io<S>::load8(x + i), x2 = Io<S>::load8(x + P + i);
     if (has_tiny_pair<S, false>(x1, x2)) {
       for (std::size_t p = i; p < i + 8; ++p) rotate_pair<S>(x + p, x + P + p, k.c[p], k.s[p]);
       continue;
     }
-    Io<S>::store8(x + i, LanesFor<S>(ga).rotate(x1, x2));
-    Io<S>::store8(x + P + i, LanesFor<S>(gb).rotate(x2, x1));
+    const LanesFor<S> first(g);
+    Io<S>::store8(x + i, first.rotate(x1, x2));
+    Io<S>::store8(x + P + i, first.second_half().rotate(x2, x1));
   }
   for (; i < P; ++i) rotate_pair<S>(x + i, x + P + i, k.c[i], k.s[i]);
 }
