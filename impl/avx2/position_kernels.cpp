@@ -37,11 +37,46 @@ inline void interleave(__m256d s, __m256d c, __m256d& lo, __m256d& hi) {
   hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(s1, c1)), _mm_unpackhi_pd(s1, c1), 1);
 }
 
-/// Stores sin and cos of four frequencies (all four real) into a table row: rounded to fp32, then
-/// interleaved with 128-bit unpacks, or to the two halves.
+/// An fp32 table larger than this is written with non-temporal stores: it cannot stay in the
+/// caches anyway, and a plain store first reads each line it writes (read for ownership), which
+/// doubles the memory traffic of a table that is only written. A memset does not pay that.
+constexpr std::size_t kStreamBytes = std::size_t{16} << 20;
+
+/// Whether the call writes an fp32 table with 16-byte non-temporal stores: large enough, and every
+/// group store_table4 writes 16-byte aligned (the rows, and for half-split the cos half too).
 template <Storage S>
-inline void store_table4(Elem<S>* row, std::size_t i, std::size_t half, bool interleaved, const simd::SinCos4& sc) {
+bool streams(const SinusoidalCall& c) {
+  if constexpr (S != Storage::f32) {
+    return false;
+  } else {
+    const std::size_t bytes = c.n * 2 * c.f.count * sizeof(float);
+    return !c.add && bytes > kStreamBytes && reinterpret_cast<std::uintptr_t>(c.data) % 16 == 0 &&
+           (c.stride * sizeof(float)) % 16 == 0 && (c.interleaved || c.f.count % 4 == 0);
+  }
+}
+
+/// 4 floats to a 16-byte aligned address, non-temporal or not.
+inline void put4f(float* p, __m128 v, bool stream) { stream ? _mm_stream_ps(p, v) : _mm_storeu_ps(p, v); }
+
+/// Stores sin and cos of four frequencies (all four real) into a table row: rounded to fp32, then
+/// interleaved with 128-bit unpacks, or to the two halves; fp32 rows with non-temporal stores when
+/// `stream` (streams()).
+template <Storage S>
+inline void store_table4(Elem<S>* row, std::size_t i, std::size_t half, bool interleaved, const simd::SinCos4& sc,
+                         bool stream) {
   const __m128 s = _mm256_cvtpd_ps(sc.s), c = _mm256_cvtpd_ps(sc.c);
+  if constexpr (S == Storage::f32) {
+    if (stream) {
+      if (interleaved) {
+        put4f(row + 2 * i, _mm_unpacklo_ps(s, c), true);
+        put4f(row + 2 * i + 4, _mm_unpackhi_ps(s, c), true);
+      } else {
+        put4f(row + i, s, true);
+        put4f(row + half + i, c, true);
+      }
+      return;
+    }
+  }
   if (interleaved) {
     Io<S>::store8(row + 2 * i, _mm256_set_m128(_mm_unpackhi_ps(s, c), _mm_unpacklo_ps(s, c)));
     return;
@@ -111,6 +146,7 @@ class RowAngles {
 template <Storage S>
 void sinusoidal_rows_impl(const SinusoidalCall& c) {
   const std::size_t half = c.f.count;
+  const bool stream = streams<S>(c);
   RowAngles angles(c);
   for (std::size_t t = 0; t < c.n; ++t) {
     Elem<S>* row = static_cast<Elem<S>*>(c.data) + static_cast<std::ptrdiff_t>(t) * c.stride;
@@ -122,10 +158,11 @@ void sinusoidal_rows_impl(const SinusoidalCall& c) {
     const std::size_t l = angles.seek(c.positions[t]);
     std::size_t i = 0;
     if (!c.add)  // the table: whole groups of four frequencies stored directly
-      for (; i + 4 <= half; i += 4) store_table4<S>(row, i, half, c.interleaved, angles.at(l, i));
+      for (; i + 4 <= half; i += 4) store_table4<S>(row, i, half, c.interleaved, angles.at(l, i), stream);
     for (; i < half; i += 4)  // adding, and the tail (the tables are padded to 4 frequencies)
       put_row4<S>(row, i, half, c, half - i < 4 ? half - i : 4, angles.at(l, i));
   }
+  if (stream) _mm_sfence();  // the non-temporal stores ordered before the caller reads the table
 }
 
 template <Storage S>
