@@ -29,6 +29,18 @@ class Forwarding : public HandledBy<Forwarding> {
   std::string name_;
 };
 
+/// A mutant that calls the correct RoPE kernel with a wrong spec: `rewrite` plants the bug (a
+/// base, a layout, a scaling rule ignored or misread) and everything else is the scalar backend.
+class RewritesRopeSpec : public Forwarding {
+ public:
+  using Forwarding::Forwarding;
+  void run(const RopeApply& c) override { inner_->run(RopeApply{rewrite(c.spec), c.dtype, c.heads, c.positions, c.x}); }
+
+ protected:
+  /// The spec the kernel is called with instead of `s`.
+  virtual RopeSpec rewrite(RopeSpec s) = 0;
+};
+
 /// The factory every catalogue entry stores.
 template <class M>
 std::unique_ptr<Encoder> make_mutant() {

@@ -28,13 +28,11 @@ struct SinCosSwapped : Forwarding {
 };
 
 /// RoPE with base 1000 whatever the spec says.
-struct RopeBase1000 : Forwarding {
-  RopeBase1000() : Forwarding("mutant-rope-base-1000") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec wrong = s;
-    wrong.base = 1000;
-    inner_->run(RopeApply{wrong, dt, h, p, x});
+struct RopeBase1000 : RewritesRopeSpec {
+  RopeBase1000() : RewritesRopeSpec("mutant-rope-base-1000") {}
+  RopeSpec rewrite(RopeSpec s) override {
+    s.base = 1000;
+    return s;
   }
 };
 
@@ -64,13 +62,11 @@ struct RopeBf16Angles : Forwarding {
 };
 
 /// rotary_dim ignored: every dim of the head rotated, frequencies over head_dim.
-struct RopeIgnoresRotaryDim : Forwarding {
-  RopeIgnoresRotaryDim() : Forwarding("mutant-rope-ignores-rotary-dim") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec full = s;
-    full.rotary_dim = s.head_dim;
-    inner_->run(RopeApply{full, dt, h, p, x});
+struct RopeIgnoresRotaryDim : RewritesRopeSpec {
+  RopeIgnoresRotaryDim() : RewritesRopeSpec("mutant-rope-ignores-rotary-dim") {}
+  RopeSpec rewrite(RopeSpec s) override {
+    s.rotary_dim = s.head_dim;
+    return s;
   }
 };
 

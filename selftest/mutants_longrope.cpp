@@ -13,25 +13,21 @@ namespace {
 using K = RopeScalingKind;
 
 /// mlx-lm PR 660: long_factor used at every length; short_factor never read.
-struct RopeLongropeAlwaysLong : Forwarding {
-  RopeLongropeAlwaysLong() : Forwarding("mutant-rope-longrope-always-long") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec t = s;
-    if (s.scaling.kind == K::longrope) t.scaling.short_factor = t.scaling.long_factor;
-    inner_->run(RopeApply{t, dt, h, p, x});
+struct RopeLongropeAlwaysLong : RewritesRopeSpec {
+  RopeLongropeAlwaysLong() : RewritesRopeSpec("mutant-rope-longrope-always-long") {}
+  RopeSpec rewrite(RopeSpec s) override {
+    if (s.scaling.kind == K::longrope) s.scaling.short_factor = s.scaling.long_factor;
+    return s;
   }
 };
 
 /// ExecuTorch PR 19235: LongRoPE's attention factor never multiplied into cos and sin (attention
 /// about 1.4x softer than trained for Phi-3 128k).
-struct RopeLongropeNoAttentionFactor : Forwarding {
-  RopeLongropeNoAttentionFactor() : Forwarding("mutant-rope-longrope-no-attention-factor") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec t = s;
-    if (s.scaling.kind == K::longrope) t.scaling.attention_factor = 1.0;
-    inner_->run(RopeApply{t, dt, h, p, x});
+struct RopeLongropeNoAttentionFactor : RewritesRopeSpec {
+  RopeLongropeNoAttentionFactor() : RewritesRopeSpec("mutant-rope-longrope-no-attention-factor") {}
+  RopeSpec rewrite(RopeSpec s) override {
+    if (s.scaling.kind == K::longrope) s.scaling.attention_factor = 1.0;
+    return s;
   }
 };
 

@@ -59,13 +59,11 @@ struct RopeIncrementalTheta : Forwarding {
 };
 
 /// NeoX (half-split) pairing hard-coded, whatever layout the model asks for.
-struct RopeAlwaysHalfSplit : Forwarding {
-  RopeAlwaysHalfSplit() : Forwarding("mutant-rope-always-half-split") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec neox = s;
-    neox.layout = RopeLayout::half_split;
-    inner_->run(RopeApply{neox, dt, h, p, x});
+struct RopeAlwaysHalfSplit : RewritesRopeSpec {
+  RopeAlwaysHalfSplit() : RewritesRopeSpec("mutant-rope-always-half-split") {}
+  RopeSpec rewrite(RopeSpec s) override {
+    s.layout = RopeLayout::half_split;
+    return s;
   }
 };
 

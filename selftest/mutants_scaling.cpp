@@ -53,30 +53,26 @@ struct RopeYarnFactorSquared : Forwarding {
 
 /// vLLM issue 3488: "dynamic" NTK computed once, for length max_position * factor, and used for
 /// every length, short prompts included (base * (s^2 - s + 1)^(d/(d-2))).
-struct RopeDynamicNtkAtMaxLength : Forwarding {
-  RopeDynamicNtkAtMaxLength() : Forwarding("mutant-rope-dynamic-ntk-at-max-length") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec once = s;
+struct RopeDynamicNtkAtMaxLength : RewritesRopeSpec {
+  RopeDynamicNtkAtMaxLength() : RewritesRopeSpec("mutant-rope-dynamic-ntk-at-max-length") {}
+  RopeSpec rewrite(RopeSpec s) override {
     if (s.scaling.kind == K::dynamic_ntk)
-      once.scaling.seq_len =
+      s.scaling.seq_len =
           static_cast<std::int64_t>(static_cast<double>(s.scaling.original_max_position) * s.scaling.factor);
-    inner_->run(RopeApply{once, dt, h, p, x});
+    return s;
   }
 };
 
 /// transformers issue 25306: the dynamic-NTK cache is recomputed only when a longer sequence
 /// arrives and kept afterwards, so a short prompt after a long one uses the long one's base.
-struct RopeDynamicNtkStateful : Forwarding {
-  RopeDynamicNtkStateful() : Forwarding("mutant-rope-dynamic-ntk-stateful") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec cached = s;
+struct RopeDynamicNtkStateful : RewritesRopeSpec {
+  RopeDynamicNtkStateful() : RewritesRopeSpec("mutant-rope-dynamic-ntk-stateful") {}
+  RopeSpec rewrite(RopeSpec s) override {
     if (s.scaling.kind == K::dynamic_ntk) {
       longest_ = std::max(longest_, s.scaling.seq_len);
-      cached.scaling.seq_len = longest_;
+      s.scaling.seq_len = longest_;
     }
-    inner_->run(RopeApply{cached, dt, h, p, x});
+    return s;
   }
 
  private:
@@ -84,13 +80,11 @@ struct RopeDynamicNtkStateful : Forwarding {
 };
 
 /// llama.cpp PR 8676: the llama3 rope_scaling block ignored, plain base^(-2i/d) frequencies.
-struct RopeLlama3Ignored : Forwarding {
-  RopeLlama3Ignored() : Forwarding("mutant-rope-llama3-ignored") {}
-  void run(const RopeApply& c) override {
-    const auto& [s, dt, h, p, x] = c;
-    RopeSpec plain = s;
-    if (s.scaling.kind == K::llama3) plain.scaling = {};
-    inner_->run(RopeApply{plain, dt, h, p, x});
+struct RopeLlama3Ignored : RewritesRopeSpec {
+  RopeLlama3Ignored() : RewritesRopeSpec("mutant-rope-llama3-ignored") {}
+  RopeSpec rewrite(RopeSpec s) override {
+    if (s.scaling.kind == K::llama3) s.scaling = {};
+    return s;
   }
 };
 
