@@ -103,16 +103,18 @@ std::int64_t probe_position(long double f) {
 struct Probe {
   int pair;
   std::int64_t position;
-  bool pin_only;  ///< the second probe: checks the pin, not the interval (a wrong f may alias)
+  bool pin_only;    ///< the second probe: checks the pin, not the interval (a wrong f may alias)
+  Allowed allowed;  ///< what the rule allows for the pair
 };
 
 std::vector<Probe> probes(const RopeSpec& s) {
   std::vector<Probe> out;
   for (int p = 0; p < s.rotary_dim / 2; ++p) {
+    const Allowed a = allowed(s, p);
     const std::int64_t at_theta = probe_position(ref::frequency<long double>(p, s.rotary_dim, s.base));
-    out.push_back({p, at_theta, false});
-    if (const Allowed a = allowed(s, p); a.exact)
-      if (const std::int64_t at_pin = probe_position(*a.exact); at_pin != at_theta) out.push_back({p, at_pin, true});
+    out.push_back({p, at_theta, false, a});
+    if (a.exact)
+      if (const std::int64_t at_pin = probe_position(*a.exact); at_pin != at_theta) out.push_back({p, at_pin, true, a});
   }
   return out;
 }
@@ -136,9 +138,9 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   // from 0: the case is trivial.
   std::vector<long double> pinned_angle(static_cast<std::size_t>(c.spec.rotary_dim / 2), -1);
   for (const Probe& pr : ps)
-    if (const Allowed a = allowed(c.spec, pr.pair); a.exact) {
+    if (pr.allowed.exact) {
       long double& best = pinned_angle[static_cast<std::size_t>(pr.pair)];
-      best = std::max(best, pr.position * *a.exact);
+      best = std::max(best, pr.position * *pr.allowed.exact);
     }
   for (long double angle : pinned_angle) o.trivial = o.trivial || (angle >= 0 && angle <= o.bound_u * u);
   const auto y = encoder_rope(enc, dt, probe, x, probe.positions, o.failure);
@@ -150,7 +152,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
     const float* row = y.data() + t * hd;
     const long double P = static_cast<long double>(ps[t].position);
     const long double angle = std::atan2(static_cast<long double>(row[ib]), static_cast<long double>(row[ia]));
-    const Allowed a = allowed(c.spec, p);
+    const Allowed& a = ps[t].allowed;
     long double miss = 0;  // radians outside what the rule allows
     if (a.exact)
       miss = std::fabs(angle - P * *a.exact);
