@@ -12,17 +12,35 @@ namespace {
 /// Exactly 2^24 - 1, but shrinking towards 0 like the other bands: rc::gen::just never shrinks,
 /// so a counterexample drawn there stayed at 16777215 even when position 1e6 already failed. It
 /// draws nothing from the random stream, exactly as just() did, so every case is as before.
-rc::Gen<std::int64_t> top_position() {
+rc::Gen<std::int64_t> top_position(std::int64_t top = tol::kMaxPosition) {
   using P = std::int64_t;
-  return rc::Gen<P>([](const rc::Random&, int) {
-    return rc::shrinkable::shrinkRecur(P{tol::kMaxPosition}, [](P v) { return rc::shrink::towards<P>(v, 0); });
+  return rc::Gen<P>([top](const rc::Random&, int) {
+    return rc::shrinkable::shrinkRecur(P{top}, [](P v) { return rc::shrink::towards<P>(v, 0); });
   });
 }
 
+thread_local std::int64_t g_position_ceiling = tol::kMaxPosition;
+
 }  // namespace
+
+PositionCeiling::PositionCeiling(std::int64_t max) : saved_(g_position_ceiling) {
+  g_position_ceiling = std::clamp<std::int64_t>(max, 0, tol::kMaxPosition);
+}
+PositionCeiling::~PositionCeiling() { g_position_ceiling = saved_; }
+std::int64_t position_ceiling() { return g_position_ceiling; }
 
 rc::Gen<std::int64_t> position() {
   using P = std::int64_t;
+  if (g_position_ceiling < tol::kMaxPosition) {  // the same bands, cut at half the ceiling
+    const P top = std::max<P>((g_position_ceiling + 1) / 2 - 1, 0);
+    const auto band = [top](P end) { return rc::gen::inRange<P>(0, std::min(end, top + 1)); };
+    return rc::gen::weightedOneOf<P>({{1, rc::gen::just<P>(0)},
+                                      {3, band(64)},
+                                      {3, band(8192)},
+                                      {2, band(P{1} << 20)},
+                                      {4, band(top + 1)},
+                                      {1, top_position(top)}});
+  }
   // Every band starts at 0 so that shrinking walks a failing position down towards the
   // smallest one that still fails (e.g. where fp32 angles first exceed the bound).
   return rc::gen::weightedOneOf<P>({

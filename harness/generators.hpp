@@ -16,8 +16,28 @@
 namespace pecheck::gen {
 
 /// 0, or uniform below 64, 8192, 2^20 or 2^24, or exactly 2^24 - 1: fp32 angles break past
-/// ~4096, so most draws lie beyond it.
+/// ~4096, so most draws lie beyond it. While a PositionCeiling lives, every band is cut at half
+/// the ceiling instead (so a sum of two drawn positions stays within it).
 rc::Gen<std::int64_t> position();
+
+/// The largest position an encoder takes now: 2^24 - 1, or a PositionCeiling's while it lives. A
+/// check that forms a far position of its own (rope.stateless's other calls) stays within it.
+std::int64_t position_ceiling();
+
+/// Lowers the positions position() draws, for an encoder that takes no position above `max` (a
+/// Python function that builds a table of max + 1 rows): while it lives on this thread, each
+/// drawn position lies below (max + 1) / 2. Generators built and run within its scope see it.
+class PositionCeiling {
+ public:
+  explicit PositionCeiling(std::int64_t max);
+  ~PositionCeiling();
+  PositionCeiling(const PositionCeiling&) = delete;
+  PositionCeiling& operator=(const PositionCeiling&) = delete;
+
+ private:
+  std::int64_t saved_;
+};
+
 /// A position p with p + headroom still below 2^24.
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
 /// A shift t != 0 that keeps every one of `shifted` within [0, 2^24 - 1] after adding it: the

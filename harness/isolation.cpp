@@ -89,17 +89,25 @@ std::string describe_status(int status) {
 
 }  // namespace
 
-ChildOutcome run_in_child(const std::function<std::string()>& body, double timeout_s) {
+ChildOutcome run_in_child(const std::function<std::string()>& body, double timeout_s, const ForkHooks& hooks) {
   const journal::Page page;  // the child notes each case here, so a crash names the case
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(fmt::format("pipe: {}", std::strerror(errno)));
   std::fflush(nullptr);  // nothing buffered may be written twice
+  if (hooks.before) hooks.before();
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(fmt::format("fork: {}", std::strerror(errno)));
   if (pid == 0) {
+    if (hooks.after_in_child) hooks.after_in_child();
     ::close(fds[0]);
     page.activate();
     child(fds[1], body);
+  }
+  if (hooks.after_in_parent) hooks.after_in_parent();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(fmt::format("fork: {}", std::strerror(err)));
   }
   ::close(fds[1]);
   ChildOutcome out;
@@ -156,7 +164,7 @@ PropertyResult run_isolated(const Property& property, const Backend& backend, DT
           return to_json(r).dump();
         }
       },
-      options.timeout_s);
+      options.timeout_s, options.hooks);
   out.counterexample = child.last_case;
   if (child.reported) {
     try {

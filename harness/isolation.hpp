@@ -10,8 +10,16 @@
 
 namespace pecheck {
 
+/// What an embedding runtime must do around fork(): CPython's PyOS_BeforeFork,
+/// PyOS_AfterFork_Parent and PyOS_AfterFork_Child (python/src/), so that its locks and thread
+/// states are sane in the child. Empty: nothing.
+struct ForkHooks {
+  std::function<void()> before, after_in_parent, after_in_child;
+};
+
 struct IsolationOptions {
   double timeout_s = 300;  ///< a child still running after this is killed and reported as hung
+  ForkHooks hooks;
 };
 
 /// What a child process did.
@@ -24,7 +32,7 @@ struct ChildOutcome {
 
 /// Runs body in a forked child with a case journal; what body returns comes back through a pipe.
 /// A child still running after timeout_s is killed.
-ChildOutcome run_in_child(const std::function<std::string()>& body, double timeout_s);
+ChildOutcome run_in_child(const std::function<std::string()>& body, double timeout_s, const ForkHooks& hooks = {});
 
 /// Forks; the child makes the encoder from `backend`, runs `property` and sends the result back
 /// through a pipe. A signal, a non-zero exit or silence past the timeout gives Verdict::crash

@@ -6,10 +6,13 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "harness/pins.hpp"
+#include "harness/tolerance.hpp"
 #include "interface/encoder.hpp"
 #include "spec/dtype.hpp"
 
@@ -49,6 +52,15 @@ struct RunParams {
   /// After a failure under one scaling rule, run again without it for the others' counterexamples
   /// (PropertyResult::other_rules). Off where only pass or fail matters (selftest's mutants).
   bool per_rule = false;
+  /// The encoder's pinned conventions (harness/pins.hpp), or null: it honours every spec.
+  std::shared_ptr<const Pins> pins;
+  /// 0, or the largest position the encoder takes (a function that builds a table of that many
+  /// rows): positions are then drawn below (max_position + 1) / 2, so that a case's sums of two
+  /// (a shift, a composition) stay within it too (gen::PositionCeiling).
+  std::int64_t max_position = 0;
+  /// The accuracy contract rope.agrees_with_reference judges by (harness/tolerance.hpp): exact (2u,
+  /// the catalogue's), or what dtype-trig or fp32-angles arithmetic guarantees.
+  tol::RopeContract rope_contract = tol::RopeContract::exact;
 };
 
 struct PropertyResult {
@@ -93,6 +105,10 @@ struct Property {
   /// scaling): the properties that can check an encoder that states no convention (a plugin's
   /// opaque operation). Agreement properties never are.
   bool convention_free = false;
+  /// Calls the encoder with each case's spec as drawn, never a variant of it, and derives
+  /// everything it compares with from that spec at check time: it can check an encoder pinned to
+  /// one convention (harness/pins.hpp), its drawn specs rewritten to the pinned one.
+  bool pinnable = false;
   /// Former ids, kept for one release: --property and PECHECK_CATALOGUE's glob match them too,
   /// and `list --json` lists them. Reports always name the property by its id.
   std::vector<std::string> aliases;

@@ -215,7 +215,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
     if (journal::active()) journal::note_case(c.describe());  // named if the encoder crashes on it
     std::string failure;
     try {
-      failure = tracker.record(check(enc, dt, c));
+      failure = tracker.record(check(enc, dt, c, params));
     } catch (const Unsupported& e) {
       ++unsupported;
       unsupported_reason = e.what();

@@ -15,11 +15,15 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "harness/generators.hpp"
 #include "harness/property.hpp"
 
 namespace pecheck {
@@ -64,8 +68,8 @@ rc::Gen<AnyCase> erased(rc::Gen<Case> g) {
   return rc::gen::map(std::move(g), [](Case c) { return AnyCase::of(std::move(c)); });
 }
 
-/// The check of one case, its case type erased.
-using AnyCheck = std::function<Outcome(Encoder&, DType, const AnyCase&)>;
+/// The check of one case, its case type erased; it sees the run's parameters.
+using AnyCheck = std::function<Outcome(Encoder&, DType, const AnyCase&, const RunParams&)>;
 
 /// Runs the property p (its generator for dt, its check) against enc: a skip when enc does not
 /// offer p.op in dt, else RapidCheck over params.cases cases with p's derived seed.
@@ -80,6 +84,7 @@ struct PropertyInfo {
   std::vector<DType> dtypes = {DType::f32, DType::bf16, DType::f16};
   Direction direction = Direction::at_most;
   bool convention_free = false;           ///< see Property::convention_free
+  bool pinnable = false;                  ///< see Property::pinnable
   std::vector<std::string> aliases = {};  ///< see Property::aliases
 };
 
@@ -97,10 +102,33 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
              .dtypes = std::move(info.dtypes),
              .direction = info.direction,
              .convention_free = info.convention_free,
+             .pinnable = info.pinnable,
              .aliases = std::move(info.aliases)};
-  const AnyCheck any_check = [check](Encoder& e, DType dt, const AnyCase& c) { return check(e, dt, c.as<Case>()); };
+  // A check may take the run's parameters too (a contract it judges by).
+  AnyCheck any_check;
+  if constexpr (std::is_invocable_v<CheckFn, Encoder&, DType, const Case&, const RunParams&>)
+    any_check = [check](Encoder& e, DType dt, const AnyCase& c, const RunParams& rp) {
+      return check(e, dt, c.as<Case>(), rp);
+    };
+  else
+    any_check = [check](Encoder& e, DType dt, const AnyCase& c, const RunParams&) {
+      return check(e, dt, c.as<Case>());
+    };
   p.run = [p, gen_fn, any_check](Encoder& e, DType dt, const RunParams& rp) {
-    return run_property(p, erased<Case>(gen_fn(dt)), any_check, e, dt, rp);
+    // Generators are built and run within the ceiling's scope (it lowers gen::position()).
+    std::optional<gen::PositionCeiling> ceiling;
+    if (rp.max_position > 0) ceiling.emplace(rp.max_position);
+    if (!rp.pins || !rp.pins->pins(p.op)) return run_property(p, erased<Case>(gen_fn(dt)), any_check, e, dt, rp);
+    if constexpr (requires(Case c) { rp.pins->apply(c.spec); }) {
+      if (p.pinnable) {
+        const auto pin = [pins = rp.pins](Case c) {
+          pins->apply(c.spec);
+          return c;
+        };
+        return run_property(p, erased<Case>(rc::gen::map(gen_fn(dt), pin)), any_check, e, dt, rp);
+      }
+    }
+    throw std::logic_error(p.id + " cannot check an encoder pinned to one convention (Property::pinnable)");
   };
   return p;
 }

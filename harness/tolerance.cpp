@@ -84,10 +84,7 @@ double rope_composition(DType t) {
   return 3 * E + E * E * unit_roundoff(t);
 }
 
-double rope_inverse(DType t) {
-  const double E = kPositionContract;
-  return 2 * E + E * E * unit_roundoff(t);
-}
+double rope_inverse(DType t, double E) { return 2 * E + E * E * unit_roundoff(t); }
 
 double two_results(DType) { return 2 * kPositionContract; }
 

@@ -41,13 +41,15 @@ double rope_pair_fp32_angles(DType, double turned, double exponent);
 double rope_pair_contract(RopeContract c, DType, double turned, double exponent);
 double rope_relative(DType, int head_dim);  ///< score difference / (u |q| |k|)
 double rope_composition(DType);             ///< per pair, / (u max(|x_p|, min_normal))
-double rope_inverse(DType);                 ///< |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal))
-double two_results(DType);                  ///< two results each within E of one exact value: 2E
-double rope_base_law(DType);                ///< two RoPE results, one at a base rounded to double
-double rope_angle(DType);                   ///< |angle(R_P e) - allowed| / u, e a unit pair
-double learned_add(DType);                  ///< / (u max(|y_ref|, min_normal))
-double alibi_bias(DType);                   ///< / (u max(|b_ref|, min_normal))
-double shaw_score(DType, int head_dim);     ///< / (u sum_c |q_c| (|k_c| + |r_c|))
+/// |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal)), each rotation within E u |x_p| (the position
+/// contract, or a weaker contract's bound: docs/properties/rope.inverse.md)
+double rope_inverse(DType, double E = kPositionContract);
+double two_results(DType);               ///< two results each within E of one exact value: 2E
+double rope_base_law(DType);             ///< two RoPE results, one at a base rounded to double
+double rope_angle(DType);                ///< |angle(R_P e) - allowed| / u, e a unit pair
+double learned_add(DType);               ///< / (u max(|y_ref|, min_normal))
+double alibi_bias(DType);                ///< / (u max(|b_ref|, min_normal))
+double shaw_score(DType, int head_dim);  ///< / (u sum_c |q_c| (|k_c| + |r_c|))
 
 /// T5 buckets: where the exact log coordinate of a distance lies within this of an integer, an
 /// implementation that takes the log in fp32 (HF, Mesh TensorFlow) may land in the neighbouring

@@ -84,7 +84,8 @@ Property alibi_agrees_with_reference() {
        .statement =
            "The ALiBi bias is -m_h |p_i - p_j| (or causal, future masked) with the paper's slopes for any head count.",
        .family = Family::alibi,
-       .op = Op::alibi_bias},
+       .op = Op::alibi_bias,
+       .pinnable = true},
       cases, check);
 }
 

@@ -47,7 +47,8 @@ Property rope_composition() {
   return make_property<RopeCase>({.id = "rope.composition",
                                   .statement = "R_b(R_a x) = R_(a+b) x: rotating by a then by b is rotating by a + b.",
                                   .family = Family::rope,
-                                  .op = Op::rope_apply},
+                                  .op = Op::rope_apply,
+                                  .pinnable = true},
                                  cases, check);
 }
 

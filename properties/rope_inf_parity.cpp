@@ -58,7 +58,8 @@ Property rope_inf_parity() {
       {.id = "rope.inf_parity",
        .statement = "An infinite input dim stays non-finite and changes nothing outside its rotated pair.",
        .family = Family::rope,
-       .op = Op::rope_apply},
+       .op = Op::rope_apply,
+       .pinnable = true},
       cases, check);
 }
 

@@ -50,7 +50,8 @@ Property rope_nan_parity() {
       {.id = "rope.nan_parity",
        .statement = "A NaN in one input dim reaches exactly the dims of its rotated pair (or itself) and nothing else.",
        .family = Family::rope,
-       .op = Op::rope_apply},
+       .op = Op::rope_apply,
+       .pinnable = true},
       cases, check);
 }
 

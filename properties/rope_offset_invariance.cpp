@@ -70,7 +70,8 @@ Property rope_offset_invariance() {
            "Rotating a whole sequence at an offset t (padding, a KV cache) leaves every q_i.k_j score unchanged.",
        .family = Family::rope,
        .op = Op::rope_apply,
-       .convention_free = true},
+       .convention_free = true,
+       .pinnable = true},
       cases, check);
 }
 

@@ -49,7 +49,8 @@ Property rope_relative() {
        .statement = "<R_m q, R_n k> depends only on m - n: shifting both positions leaves the score unchanged.",
        .family = Family::rope,
        .op = Op::rope_apply,
-       .convention_free = true},
+       .convention_free = true,
+       .pinnable = true},
       cases, check);
 }
 

@@ -31,7 +31,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   RopeCase longer = c;
   longer.spec.scaling.seq_len = 8 * std::max(c.spec.scaling.seq_len, c.spec.scaling.original_max_position);
   std::vector<std::int64_t> elsewhere(c.positions);
-  for (auto& p : elsewhere) p = tol::kMaxPosition - p;
+  for (auto& p : elsewhere) p = gen::position_ceiling() - p;
   encoder_rope(enc, dt, longer, gen::values(c.data, 2, c.size(), dt), elsewhere, o.failure);
   const auto again = encoder_rope(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;

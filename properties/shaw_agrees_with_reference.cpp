@@ -77,6 +77,7 @@ Property shaw_agrees_with_reference() {
        .statement = "Shaw scores equal q_i.k_j + q_i.r[clamp(p_j - p_i, -K, K)] within one fp32 dot product.",
        .family = Family::shaw,
        .op = Op::shaw_scores,
+       .pinnable = true,
        .aliases = {"relative.agrees_with_reference"}},
       cases, check);
 }

@@ -58,7 +58,8 @@ Property sinusoidal_agrees_with_reference() {
       {.id = "sinusoidal.agrees_with_reference",
        .statement = "Every table entry is within 2u of the exact sinusoid, at every position below 2^24.",
        .family = Family::sinusoidal,
-       .op = Op::sinusoidal_table},
+       .op = Op::sinusoidal_table,
+       .pinnable = true},
       cases, check);
 }
 

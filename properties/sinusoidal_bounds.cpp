@@ -53,7 +53,8 @@ Property sinusoidal_bounds() {
        .statement = "Every entry has |PE| <= 1 exactly and every row has |PE(p)|^2 = d/2.",
        .family = Family::sinusoidal,
        .op = Op::sinusoidal_table,
-       .convention_free = true},
+       .convention_free = true,
+       .pinnable = true},
       cases, check);
 }
 

@@ -82,7 +82,8 @@ Property sinusoidal_injectivity() {
       {.id = "sinusoidal.injectivity",
        .statement = "Rows of L <= 96 consecutive positions are pairwise at least delta_L > 0 apart (no two collide).",
        .family = Family::sinusoidal,
-       .op = Op::sinusoidal_table},
+       .op = Op::sinusoidal_table,
+       .pinnable = true},
       cases, check);
 }
 

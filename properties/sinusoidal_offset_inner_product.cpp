@@ -49,7 +49,8 @@ Property sinusoidal_offset_inner_product() {
        .statement = "PE(p).PE(q) depends only on p - q: the Gram matrix of the table is Toeplitz.",
        .family = Family::sinusoidal,
        .op = Op::sinusoidal_table,
-       .convention_free = true},
+       .convention_free = true,
+       .pinnable = true},
       cases, check);
 }
 

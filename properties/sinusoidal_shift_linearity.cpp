@@ -51,7 +51,8 @@ Property sinusoidal_shift_linearity() {
       {.id = "sinusoidal.shift_linearity",
        .statement = "PE(p+k) = M(k) PE(p) with M(k) block-diagonal 2x2 rotations independent of p.",
        .family = Family::sinusoidal,
-       .op = Op::sinusoidal_table},
+       .op = Op::sinusoidal_table,
+       .pinnable = true},
       cases, check);
 }
 

@@ -45,7 +45,8 @@ Property t5_agrees_with_reference() {
   return make_property<T5Case>({.id = "t5.agrees_with_reference",
                                 .statement = "Each T5 bias entry is the table entry of the exact bucket of p_j - p_i.",
                                 .family = Family::t5,
-                                .op = Op::t5_bias},
+                                .op = Op::t5_bias,
+                                .pinnable = true},
                                cases, check);
 }
 

@@ -79,7 +79,8 @@ Property t5_bucket_laws() {
        .statement = "T5 buckets lie in [0, n), split by direction, equal small distances, grow with |i - j| and are "
                     "clamped past max_distance.",
        .family = Family::t5,
-       .op = Op::t5_bias},
+       .op = Op::t5_bias,
+       .pinnable = true},
       cases, check);
 }
 

@@ -131,3 +131,16 @@ class RelativePositionEmbedding(nn.Module):
         relative_positions = relative_positions + self.max_relative_distance
         embeddings = self.relative_embeddings(relative_positions)  # (seq_len, seq_len, d_model)
         return embeddings
+
+
+# Seed 002: the attention its test_position_invariance runs (no positional encoding).
+class PositionalAwarenessTest(nn.Module):
+    """Tests whether attention can tell orders apart"""
+    def __init__(self, d_model=64, n_heads=4):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(embed_dim=d_model, num_heads=n_heads, batch_first=True)
+
+    def forward(self, x):
+        # x: (batch, seq_len, d_model)
+        attn_output, _ = self.attention(x, x, x)
+        return attn_output

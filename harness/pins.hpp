@@ -1,0 +1,57 @@
+// An encoder pinned to one convention: a Python function or a model's module implements one spec
+// (HF's rope_theta, rope_scaling, partial_rotary_factor; a sinusoid's layout and base), not every
+// spec a generator draws. A pin rewrites each drawn spec to the pinned one, keeping what the pin
+// leaves free (the sizes, usually), and only the properties that call the encoder with a case's
+// spec as drawn (Property::pinnable) can check a pinned encoder: the others vary the convention
+// within a case (layout conjugacy, linear scaling, NTK base) and are skipped with that reason.
+#pragma once
+
+#include <functional>
+
+#include "interface/operations.hpp"
+
+namespace pecheck {
+
+struct Pins {
+  /// Each rewrites a drawn spec in place to the pinned convention; empty: that operation is not
+  /// pinned. A pin must leave a valid spec (it may change the sizes, e.g. a stated head_dim).
+  std::function<void(RopeSpec&)> rope;
+  std::function<void(SinusoidalSpec&)> sinusoidal;
+  std::function<void(AlibiSpec&)> alibi;
+  std::function<void(ShawSpec&)> shaw;
+  std::function<void(T5Spec&)> t5;
+
+  bool pins(Op op) const {
+    switch (op) {
+      case Op::rope_apply:
+        return static_cast<bool>(rope);
+      case Op::sinusoidal_table:
+        return static_cast<bool>(sinusoidal);
+      case Op::alibi_bias:
+        return static_cast<bool>(alibi);
+      case Op::shaw_scores:
+        return static_cast<bool>(shaw);
+      case Op::t5_bias:
+        return static_cast<bool>(t5);
+      default:
+        return false;
+    }
+  }
+  void apply(RopeSpec& s) const {
+    if (rope) rope(s);
+  }
+  void apply(SinusoidalSpec& s) const {
+    if (sinusoidal) sinusoidal(s);
+  }
+  void apply(AlibiSpec& s) const {
+    if (alibi) alibi(s);
+  }
+  void apply(ShawSpec& s) const {
+    if (shaw) shaw(s);
+  }
+  void apply(T5Spec& s) const {
+    if (t5) t5(s);
+  }
+};
+
+}  // namespace pecheck

@@ -1,0 +1,88 @@
+"""The Python side of one call: pecheck's float32 arrays to the user's framework and dtype, the
+call, and the output back to a float32 array of the expected shape, or an exception naming what
+was wrong with it (pecheck._core turns the exception into a failed case)."""
+
+import numpy as np
+
+# The inputs a function changes when it works in place, per operation.
+_IN_PLACE = {"rope_apply": "x", "learned_add": "x", "rope2d_apply": "x", "mrope_apply": "x"}
+_FLOAT_DTYPES = ("f32", "bf16", "f16")
+
+
+def round_to_bf16(a):
+    """Rounds float32 values to the nearest bfloat16 (ties to even), kept in float32."""
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    bits = a.view(np.uint32)
+    rounded = ((bits + (0x7FFF + ((bits >> 16) & 1))) & 0xFFFF0000).astype(np.uint32)
+    out = rounded.view(np.float32).copy()
+    nan = np.isnan(a)
+    out[nan] = a[nan]
+    return out
+
+
+def to_storage(a, dtype):
+    """float32 values rounded to the storage dtype, as pecheck measures them."""
+    if dtype == "f32":
+        return np.asarray(a, dtype=np.float32)
+    if dtype == "f16":
+        return np.asarray(a, dtype=np.float32).astype(np.float16).astype(np.float32)
+    return round_to_bf16(a)
+
+
+class Invoker:
+    """Calls fn for one operation. framework: "numpy" or "torch"; in_place: fn modifies its input
+    (x) and returns None; spec: pass the call's spec as a dict (convention="spec")."""
+
+    def __init__(self, fn, op, framework, in_place):
+        self.fn, self.op, self.framework, self.in_place = fn, op, framework, in_place
+        if framework == "torch":
+            import torch
+
+            self.torch = torch
+            self.torch_dtypes = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+    def _to_framework(self, a, dtype):
+        if a.dtype == np.int64:
+            return self.torch.from_numpy(a) if self.framework == "torch" else a
+        if self.framework == "torch":
+            # torch.from_numpy shares the buffer; .to() converts (a copy only for bf16 and f16).
+            return self.torch.from_numpy(a).to(self.torch_dtypes[dtype])
+        # NumPy has no bfloat16: bf16 values travel in float32 arrays (exactly representable).
+        return a.astype(np.float16) if dtype == "f16" else a
+
+    def _from_framework(self, out, what):
+        if self.framework == "torch":
+            if not isinstance(out, self.torch.Tensor):
+                raise TypeError(f"{what} is a {type(out).__name__}, not a torch.Tensor")
+            if not out.is_floating_point():
+                raise TypeError(f"{what} has dtype {out.dtype}, not a floating dtype")
+            return out.detach().to("cpu", self.torch.float32).numpy()
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"{what} is a {type(out).__name__}, not a numpy.ndarray")
+        if out.dtype.kind != "f":
+            raise TypeError(f"{what} has dtype {out.dtype}, not a floating dtype")
+        return out.astype(np.float32)
+
+    def __call__(self, op, dtype, inputs, sizes, spec, out_shape):
+        args = {k: self._to_framework(v, dtype) for k, v in inputs.items()}
+        kwargs = dict(sizes)
+        if spec is not None:
+            import json
+
+            kwargs["spec"] = json.loads(spec)
+        returned = self.fn(**args, **kwargs)
+        if self.in_place:
+            name = _IN_PLACE.get(op)
+            if name is None:
+                raise TypeError(f"in_place=True, but {op} has no input it could change in place")
+            if returned is not None:
+                raise TypeError(f"in_place=True, but the function returned a {type(returned).__name__}, not None")
+            returned, what = args[name], f"the input {name}, changed in place,"
+        else:
+            if returned is None:
+                raise TypeError("the function returned None (pass in_place=True if it works in place)")
+            what = "the output"
+        out = self._from_framework(returned, what)
+        if tuple(out.shape) != tuple(out_shape):
+            raise ValueError(f"{what} has shape {tuple(out.shape)}, expected {tuple(out_shape)}")
+        return np.ascontiguousarray(to_storage(out, dtype), dtype=np.float32)

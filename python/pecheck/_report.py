@@ -1,0 +1,86 @@
+"""What check() returns: one Result per property x dtype (the fields of docs/json-schema.md) in a
+Report that knows whether the function passed and how to say why not."""
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class Result:
+    property: str
+    dtype: str
+    verdict: str  # "pass", "fail", "skip" or "crash"
+    cases: int
+    nontrivial_cases: int
+    max_error_u: Optional[float]  # in u of the dtype; math.inf: a NaN or a changed pass-through dim; None: skipped
+    bound_u: Optional[float]
+    direction: str  # "at_most": the error must stay below the bound; "at_least": a separation
+    property_seed: int
+    message: str
+    counterexample: str
+    statement: str
+    doc: str
+    seconds: float
+    encoder: str = ""
+    vacuous: bool = False
+    counterexample_error_u: Optional[float] = None  # None: the failure was not a measurement
+    other_rules: tuple = ()
+    distribution: dict = field(default_factory=dict)
+    replay: str = ""
+
+    @property
+    def ok(self):
+        return self.verdict in ("pass", "skip")
+
+    def explain(self):
+        """The failure as a few lines: statement, counterexample, error against bound, replay."""
+        head = f"{self.verdict.upper()} {self.property} / {self.dtype} after {self.cases} cases"
+        lines = [head, f"  theorem: {self.statement}  ({self.doc})"]
+        if self.counterexample:
+            lines.append(f"  counterexample (shrunk): {self.counterexample}")
+        if self.counterexample_error_u is not None:
+            lines.append(f"  error: {self.counterexample_error_u:.4g} u at the counterexample, "
+                         f"{self.max_error_u:.4g} u at worst over {self.cases} cases; bound {self.bound_u:.4g} u")
+        if self.message:
+            lines.append(f"  {self.message}")
+        for other in self.other_rules:
+            lines.append(f"  also under {other['rule']}: {other['counterexample']}")
+        if self.replay:
+            lines.append(f"  replay: {self.replay}")
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Report:
+    function: str
+    op: str
+    seed: int
+    cases: int
+    results: tuple
+
+    @property
+    def ok(self):
+        """No property failed or crashed (skips are not failures)."""
+        return all(r.ok for r in self.results)
+
+    @property
+    def failures(self):
+        return [r for r in self.results if not r.ok]
+
+    def result(self, property, dtype="f32"):
+        for r in self.results:
+            if r.property == property and r.dtype == dtype:
+                return r
+        raise KeyError(f"no result for {property} / {dtype}")
+
+    def summary(self):
+        rows = [f"pecheck: {self.function} as {self.op}, seed {self.seed}, {self.cases} cases per property"]
+        for r in self.results:
+            worst = "-" if r.max_error_u is None else f"{r.max_error_u:.3g}"
+            bound = "-" if r.bound_u is None else f"{r.bound_u:.3g}"
+            note = f"  {r.message}" if r.verdict == "skip" else ""
+            rows.append(f"  {r.verdict:5} {r.property:40} {r.dtype:5} max {worst:>9} u  bound {bound:>8} u{note}")
+        return "\n".join(rows)
+
+    def __str__(self):
+        return self.summary()

@@ -1,0 +1,19 @@
+"""The assertion for tests: pecheck.assert_holds(fn, op, convention, ...). Under pytest the seed
+and case count default to --pecheck-seed and --pecheck-cases (pecheck.pytest_plugin)."""
+
+_defaults = {}  # set by the pytest plugin from its options
+
+
+def assert_holds(fn, op="rope", convention=None, **kwargs):
+    from . import check
+
+    for key, value in _defaults.items():
+        kwargs.setdefault(key, value)
+    report = check(fn, op, convention, **kwargs)
+    if not report.ok:
+        text = "\n\n".join(r.explain() for r in report.failures)
+        raise AssertionError(
+            f"pecheck: {len(report.failures)} of {len(report.results)} checks of {report.function} failed "
+            f"(seed {report.seed})\n\n{text}"
+        )
+    return report

@@ -1,0 +1,17 @@
+// A Python convention (a dict) as pins (harness/pins.hpp): RoPE in Hugging Face's words
+// (rope_theta, partial_rotary_factor, head_dim, rope_scaling verbatim, plus pecheck's layout and
+// rotary_dim), the other operations in the field names of spec/conventions.hpp. An unknown key, a
+// wrong type or a spec it cannot make is std::invalid_argument naming the key (ValueError).
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "harness/pins.hpp"
+
+namespace pecheck::python {
+
+/// The pins of `convention` for operation `op`; throws std::invalid_argument on anything wrong.
+std::shared_ptr<const Pins> pins_from_convention(Op op, const nlohmann::json& convention);
+
+}  // namespace pecheck::python

@@ -1,0 +1,208 @@
+#include "python_encoder.hpp"
+
+#include <fmt/format.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <stdexcept>
+
+#include "spec_dict.hpp"
+
+namespace pecheck::python {
+
+namespace {
+
+using Shape = std::vector<std::size_t>;
+
+/// A NumPy array holding a copy of v: the function may keep or modify it without touching the case.
+template <class T>
+nb::object numpy_copy(std::span<const T> v, const Shape& shape) {
+  T* buffer = new T[std::max<std::size_t>(v.size(), 1)];
+  if (!v.empty()) std::memcpy(buffer, v.data(), v.size_bytes());
+  nb::capsule owner(buffer, [](void* p) noexcept { delete[] static_cast<T*>(p); });
+  return nb::ndarray<nb::numpy, T>(buffer, shape.size(), shape.data(), owner).cast();
+}
+
+nb::object positions_array(std::span<const std::int64_t> p) { return numpy_copy(p, {p.size()}); }
+
+/// The inputs of one call, by the keyword names of docs/python.md, and where its output goes.
+struct Marshalled {
+  nb::dict inputs, sizes;
+  std::span<float> out;
+  Shape out_shape;
+  std::string spec;  ///< JSON, for convention="spec"
+};
+
+std::size_t z(int v) { return static_cast<std::size_t>(v); }
+
+Marshalled marshal(const SinusoidalTable& c) {
+  Marshalled m;
+  m.inputs["positions"] = positions_array(c.positions);
+  m.sizes["d_model"] = c.spec.d_model;
+  m.out = c.out, m.out_shape = {c.positions.size(), z(c.spec.d_model)};
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const LearnedAdd& c) {
+  Marshalled m;
+  const std::size_t n = c.positions.size(), d = z(c.spec.d_model);
+  m.inputs["x"] = numpy_copy<float>(c.x, {n, d});
+  m.inputs["table"] = numpy_copy(c.table, {z(c.spec.max_len), d});
+  m.inputs["positions"] = positions_array(c.positions);
+  m.out = c.x, m.out_shape = {n, d};
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const RopeApply& c) {
+  Marshalled m;
+  const Shape shape{c.positions.size(), z(c.heads), z(c.spec.head_dim)};
+  m.inputs["x"] = numpy_copy<float>(c.x, shape);
+  m.inputs["positions"] = positions_array(c.positions);
+  m.out = c.x, m.out_shape = shape;
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const AlibiBias& c) {
+  Marshalled m;
+  m.inputs["positions"] = positions_array(c.positions);
+  m.sizes["heads"] = c.spec.heads;
+  m.out = c.out, m.out_shape = {z(c.spec.heads), c.positions.size(), c.positions.size()};
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const ShawScores& c) {
+  Marshalled m;
+  const std::size_t n = c.positions.size(), d = z(c.spec.head_dim);
+  m.inputs["q"] = numpy_copy(c.q, {n, d});
+  m.inputs["k"] = numpy_copy(c.k, {n, d});
+  m.inputs["table"] = numpy_copy(c.table, {z(c.spec.table_rows()), d});
+  m.inputs["positions"] = positions_array(c.positions);
+  m.out = c.out, m.out_shape = {n, n};
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const T5Bias& c) {
+  Marshalled m;
+  const std::size_t n = c.positions.size();
+  m.inputs["table"] = numpy_copy(c.table, {z(c.spec.num_buckets), z(c.spec.heads)});
+  m.inputs["positions"] = positions_array(c.positions);
+  m.out = c.out, m.out_shape = {z(c.spec.heads), n, n};
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const Attention& c) {
+  Marshalled m;
+  const Shape shape{c.positions.size(), z(c.spec.heads), z(c.spec.head_dim)};
+  m.inputs["q"] = numpy_copy(c.q, shape);
+  m.inputs["k"] = numpy_copy(c.k, shape);
+  m.inputs["v"] = numpy_copy(c.v, shape);
+  m.inputs["positions"] = positions_array(c.positions);
+  if (c.spec.pe == AttentionPE::shaw)
+    m.inputs["shaw_table"] = numpy_copy(c.shaw_table, {z(c.spec.shaw().table_rows()), z(c.spec.head_dim)});
+  m.sizes["causal"] = c.spec.causal;
+  m.out = c.out, m.out_shape = shape;
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const Sinusoidal2dTable& c) {
+  Marshalled m;
+  m.inputs["rows"] = positions_array(c.rows);
+  m.inputs["cols"] = positions_array(c.cols);
+  m.sizes["d_model"] = c.spec.d_model;
+  m.out = c.out, m.out_shape = {c.rows.size(), z(c.spec.d_model)};
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const Rope2dApply& c) {
+  Marshalled m;
+  const Shape shape{c.rows.size(), z(c.heads), z(c.spec.head_dim)};
+  m.inputs["x"] = numpy_copy<float>(c.x, shape);
+  m.inputs["rows"] = positions_array(c.rows);
+  m.inputs["cols"] = positions_array(c.cols);
+  m.out = c.x, m.out_shape = shape;
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+Marshalled marshal(const MropeApply& c) {
+  Marshalled m;
+  const Shape shape{c.temporal.size(), z(c.heads), z(c.spec.head_dim)};
+  m.inputs["x"] = numpy_copy<float>(c.x, shape);
+  m.inputs["temporal"] = positions_array(c.temporal);
+  m.inputs["height"] = positions_array(c.height);
+  m.inputs["width"] = positions_array(c.width);
+  m.out = c.x, m.out_shape = shape;
+  m.spec = spec_json(c.spec).dump();
+  return m;
+}
+
+/// The last line of a Python exception ("ValueError: ..."), as a traceback ends.
+std::string last_line(const nb::python_error& e) {
+  std::string type = nb::type_name(e.type()).c_str();
+  if (const auto dot = type.rfind('.'); dot != std::string::npos) type = type.substr(dot + 1);
+  std::string text = nb::str(e.value()).c_str();
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  return text.empty() ? type : type + ": " + text;
+}
+
+}  // namespace
+
+Support PythonEncoder::supports(Op op, DType dt) const {
+  if (op != s_.op) return {false, fmt::format("{} is checked as {}, not {}", s_.name, op_name(s_.op), op_name(op))};
+  if (std::find(s_.dtypes.begin(), s_.dtypes.end(), dt) == s_.dtypes.end())
+    return {false, fmt::format("{} is not checked in {}", s_.name, dtype_name(dt))};
+  return {};
+}
+
+template <class Call>
+void PythonEncoder::handle(const Call& call) {
+  if (Call::op != s_.op) decline(*this, Call::op);
+  call.check();
+  Marshalled m = marshal(call);
+  nb::object result;
+  try {
+    result = s_.invoke(std::string(op_name(Call::op)), std::string(dtype_name(call.dtype)), m.inputs, m.sizes,
+                       s_.passes_spec ? nb::cast(m.spec) : nb::none(), nb::cast(m.out_shape));
+  } catch (nb::python_error& e) {
+    const bool unsupported = e.matches(nb::module_::import_("pecheck").attr("Unsupported"));
+    const bool index_error = e.matches(PyExc_IndexError);
+    const std::string line = last_line(e);  // the exception is the case's result, not the caller's
+    if (unsupported) throw Unsupported(fmt::format("{} declined the case: {}", s_.name, line));
+    // An index outside a table (nn.Embedding's IndexError) is the refusal the learned operation
+    // asks for; any other operation counts it as a failure like every other exception.
+    if (index_error) throw std::out_of_range(fmt::format("{} raised {}", s_.name, line));
+    throw std::runtime_error(fmt::format("{} raised {}", s_.name, line));
+  }
+  // pecheck/_invoke.py checked type, shape and dtype; this holds the contract against a change there.
+  const auto a = nb::cast<nb::ndarray<const float, nb::c_contig, nb::device::cpu>>(result);
+  if (a.size() != m.out.size())
+    throw std::logic_error(fmt::format("the invoker returned {} values for {}", a.size(), m.out.size()));
+  std::memcpy(m.out.data(), a.data(), m.out.size_bytes());
+}
+
+#define PECHECK_PYTHON_HANDLES(Call) template void PythonEncoder::handle<Call>(const Call&);
+PECHECK_PYTHON_HANDLES(SinusoidalTable)
+PECHECK_PYTHON_HANDLES(LearnedAdd)
+PECHECK_PYTHON_HANDLES(RopeApply)
+PECHECK_PYTHON_HANDLES(AlibiBias)
+PECHECK_PYTHON_HANDLES(ShawScores)
+PECHECK_PYTHON_HANDLES(T5Bias)
+PECHECK_PYTHON_HANDLES(Attention)
+PECHECK_PYTHON_HANDLES(Sinusoidal2dTable)
+PECHECK_PYTHON_HANDLES(Rope2dApply)
+PECHECK_PYTHON_HANDLES(MropeApply)
+#undef PECHECK_PYTHON_HANDLES
+
+}  // namespace pecheck::python
