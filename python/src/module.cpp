@@ -180,7 +180,7 @@ double time_rope_calls(nb::object invoke, const std::string& dtype, int tokens, 
   PythonEncoder encoder({invoke, "bench", Op::rope_apply, {dt}, false});
   const RopeSpec spec{.head_dim = head_dim, .rotary_dim = head_dim, .layout = RopeLayout::half_split};
   std::vector<std::int64_t> positions(static_cast<std::size_t>(tokens));
-  for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = static_cast<std::int64_t>(4099 * t);
+  for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = static_cast<std::int64_t>(t);
   const std::vector<float> x0(positions.size() * static_cast<std::size_t>(heads * head_dim), 0.5f);
   std::vector<float> x;
   const auto start = std::chrono::steady_clock::now();
