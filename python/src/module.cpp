@@ -61,7 +61,8 @@ std::optional<std::string> skip_reason(const Property& p, Mode mode, const Pins*
   if (mode == Mode::opaque && !p.convention_free)
     return name + " states no convention (convention=None): only convention-free properties apply";
   if (mode == Mode::pinned && pins && pins->pins(p.op) && !p.pinnable)
-    return p.id + " varies the convention within a case; " + name + " is pinned to one";
+    return p.id + " calls the encoder with specs a pin cannot rewrite (it varies the convention within a case); " +
+           name + " is pinned to one";
   return std::nullopt;
 }
 
