@@ -173,8 +173,7 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
 
 /// For python/bench/overhead.py: `repeats` RoPE calls of (tokens, heads, head_dim) through the
 /// encoder (marshalling, the invoker, the copy back), in this process; returns their wall time.
-double time_rope_calls(nb::object invoke, const std::string& dtype, int tokens, int heads, int head_dim,
-                       int repeats) {
+double time_rope_calls(nb::object invoke, const std::string& dtype, int tokens, int heads, int head_dim, int repeats) {
   if (tokens < 1 || heads < 1 || head_dim < 2 || head_dim % 2 || repeats < 1)
     throw std::invalid_argument("time_rope_calls: sizes and repeats must be positive, head_dim even");
   const DType dt = dtype_named(dtype);

@@ -34,7 +34,6 @@ struct Marshalled {
   nb::dict inputs, sizes;
   std::span<float> out;
   Shape out_shape;
-  std::string spec;  ///< JSON, for convention="spec"
 };
 
 std::size_t z(int v) { return static_cast<std::size_t>(v); }
@@ -44,7 +43,6 @@ Marshalled marshal(const SinusoidalTable& c) {
   m.inputs["positions"] = positions_array(c.positions);
   m.sizes["d_model"] = c.spec.d_model;
   m.out = c.out, m.out_shape = {c.positions.size(), z(c.spec.d_model)};
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -55,7 +53,6 @@ Marshalled marshal(const LearnedAdd& c) {
   m.inputs["table"] = numpy_copy(c.table, {z(c.spec.max_len), d});
   m.inputs["positions"] = positions_array(c.positions);
   m.out = c.x, m.out_shape = {n, d};
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -65,7 +62,6 @@ Marshalled marshal(const RopeApply& c) {
   m.inputs["x"] = numpy_copy<float>(c.x, shape);
   m.inputs["positions"] = positions_array(c.positions);
   m.out = c.x, m.out_shape = shape;
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -74,7 +70,6 @@ Marshalled marshal(const AlibiBias& c) {
   m.inputs["positions"] = positions_array(c.positions);
   m.sizes["heads"] = c.spec.heads;
   m.out = c.out, m.out_shape = {z(c.spec.heads), c.positions.size(), c.positions.size()};
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -86,7 +81,6 @@ Marshalled marshal(const ShawScores& c) {
   m.inputs["table"] = numpy_copy(c.table, {z(c.spec.table_rows()), d});
   m.inputs["positions"] = positions_array(c.positions);
   m.out = c.out, m.out_shape = {n, n};
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -96,7 +90,6 @@ Marshalled marshal(const T5Bias& c) {
   m.inputs["table"] = numpy_copy(c.table, {z(c.spec.num_buckets), z(c.spec.heads)});
   m.inputs["positions"] = positions_array(c.positions);
   m.out = c.out, m.out_shape = {z(c.spec.heads), n, n};
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -111,7 +104,6 @@ Marshalled marshal(const Attention& c) {
     m.inputs["shaw_table"] = numpy_copy(c.shaw_table, {z(c.spec.shaw().table_rows()), z(c.spec.head_dim)});
   m.sizes["causal"] = c.spec.causal;
   m.out = c.out, m.out_shape = shape;
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -121,7 +113,6 @@ Marshalled marshal(const Sinusoidal2dTable& c) {
   m.inputs["cols"] = positions_array(c.cols);
   m.sizes["d_model"] = c.spec.d_model;
   m.out = c.out, m.out_shape = {c.rows.size(), z(c.spec.d_model)};
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -132,7 +123,6 @@ Marshalled marshal(const Rope2dApply& c) {
   m.inputs["rows"] = positions_array(c.rows);
   m.inputs["cols"] = positions_array(c.cols);
   m.out = c.x, m.out_shape = shape;
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -144,7 +134,6 @@ Marshalled marshal(const MropeApply& c) {
   m.inputs["height"] = positions_array(c.height);
   m.inputs["width"] = positions_array(c.width);
   m.out = c.x, m.out_shape = shape;
-  m.spec = spec_json(c.spec).dump();
   return m;
 }
 
@@ -174,7 +163,7 @@ void PythonEncoder::handle(const Call& call) {
   nb::object result;
   try {
     result = s_.invoke(std::string(op_name(Call::op)), std::string(dtype_name(call.dtype)), m.inputs, m.sizes,
-                       s_.passes_spec ? nb::cast(m.spec) : nb::none(), nb::cast(m.out_shape));
+                       s_.passes_spec ? nb::cast(spec_json(call.spec).dump()) : nb::none(), nb::cast(m.out_shape));
   } catch (nb::python_error& e) {
     const bool unsupported = e.matches(nb::module_::import_("pecheck").attr("Unsupported"));
     const bool index_error = e.matches(PyExc_IndexError);
