@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "harness/result_json.hpp"
 #include "properties/registry.hpp"
 
 namespace pecheck::cli {
@@ -115,31 +116,8 @@ void print_failures(const VerifyRun& run, const VerifyOptions& o) {
 nlohmann::json results_json(const VerifyRun& run, const VerifyOptions& o) {
   nlohmann::json results = nlohmann::json::array();
   for (const auto& r : run.results) {
-    nlohmann::json j = {{"property", r.property},
-                        {"encoder", r.encoder},
-                        {"dtype", dtype_name(r.dtype)},
-                        {"cases", r.cases},
-                        {"nontrivial_cases", r.nontrivial_cases},
-                        {"max_error_u", r.max_error_u},
-                        {"bound_u", r.bound_u},
-                        {"verdict", verdict_name(r.verdict)},
-                        {"direction", at_least(r) ? "at_least" : "at_most"},
-                        {"property_seed", r.seed}};
-    if (r.verdict == Verdict::skip) j["max_error_u"] = nullptr, j["bound_u"] = nullptr;
-    if (r.vacuous) j["vacuous"] = true;
-    if (!r.message.empty()) j["message"] = r.message;
-    if (!r.counterexample.empty()) j["counterexample"] = r.counterexample;
-    if (r.verdict == Verdict::fail && !std::isnan(r.counterexample_error_u))
-      j["counterexample_error_u"] = r.counterexample_error_u;
-    for (const auto& other : r.other_rules) {
-      nlohmann::json e = {{"rule", other.rule}, {"counterexample", other.counterexample}, {"message", other.message}};
-      if (!std::isnan(other.counterexample_error_u)) e["counterexample_error_u"] = other.counterexample_error_u;
-      j["other_rules"].push_back(e);
-    }
+    nlohmann::json j = result_json(r, at_least(r) ? Direction::at_least : Direction::at_most);
     if (r.verdict == Verdict::fail || r.verdict == Verdict::crash) j["replay"] = replay_command(r, run, o);
-    nlohmann::json dist = nlohmann::json::object();
-    for (const auto& [tag, count] : r.distribution) dist[tag] = count;
-    if (!dist.empty()) j["distribution"] = dist;
     results.push_back(j);
   }
   return results;

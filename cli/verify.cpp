@@ -60,8 +60,6 @@ void parse_shard(VerifyOptions& o) {
 /// Whether the unit about to be enumerated belongs to this shard (round robin over units).
 bool next_unit_is_mine(const VerifyOptions& o, VerifyRun& run) { return run.unit++ % o.shard_count == o.shard_index; }
 
-bool applies(const Property& p, DType dt) { return std::find(p.dtypes.begin(), p.dtypes.end(), dt) != p.dtypes.end(); }
-
 /// Progress on stderr: a bar redrawn in place on a terminal, one line per result otherwise.
 void progress(const VerifyRun& run, const PropertyResult& r) {
   if (!isatty(STDERR_FILENO)) {
@@ -108,7 +106,7 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
   for (std::size_t b = 0; b < backends.size(); ++b)
     for (const Property* p : properties)
       for (DType dt : dtypes)
-        if (applies(*p, dt)) mine += next_unit_is_mine(o, counter);
+        if (p->applies(dt)) mine += next_unit_is_mine(o, counter);
   return mine;
 }
 
@@ -128,17 +126,12 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
   const RunParams params{run.seed, run.cases, o.per_rule};
   for (const Property* p : properties)
     for (DType dt : dtypes) {
-      if (!applies(*p, dt) || !next_unit_is_mine(o, run)) continue;
+      if (!p->applies(dt) || !next_unit_is_mine(o, run)) continue;
       const std::optional<std::string> skipped = !a.available ? std::optional(a.reason)
                                                  : skip       ? skip(*p, dt)
                                                               : std::nullopt;
       if (skipped) {
-        run.results.push_back({.property = p->id,
-                               .encoder = b.name,
-                               .dtype = dt,
-                               .verdict = Verdict::skip,
-                               .seed = derive_seed(run.seed, *p, dt),
-                               .message = *skipped});
+        run.results.push_back(skipped_result(*p, b.name, dt, run.seed, *skipped));
       } else {  // each property x encoder x dtype in its own child process: a crash is a result
         const auto start = std::chrono::steady_clock::now();
         run.results.push_back(run_isolated(*p, b, dt, params, {.timeout_s = o.timeout_s}));

@@ -37,12 +37,7 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract j
   const std::string contract = std::string(tol::contract_name(judged));
   Recorder rec("rope.agrees_with_reference", tol::rope_pair_contract(judged, d.dtype, 0, 0),
                judged == RopeContract::exact ? "" : "the " + contract + " contract");
-  // Per pair: its frequency (the angle it turns) and the fp32 exponent's weight |2p/d ln b|.
-  std::vector<double> freq, exponent;
-  for (int p = 0; p < s.rotary_dim / 2; ++p) {
-    freq.push_back(ref::rope_inv_freq<double>(s, p));
-    exponent.push_back(std::fabs(2.0 * p / s.rotary_dim * std::log(s.base)));
-  }
+  const measure::ContractBounds bounds(d.dtype, s);
   int weakest = 0;  // the weakest contract some pair needs: 0 exact, 1 dtype-trig, 2 fp32 angles, 3 none
   std::optional<std::int64_t> exact_to;
   auto needs = [&](std::int64_t pos, int contract_index) {
@@ -67,11 +62,9 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract j
         const std::int64_t pos = d.positions[e.token];
         const std::size_t a = (e.token * H + e.head) * D + static_cast<std::size_t>(e.i);
         const std::size_t b = (e.token * H + e.head) * D + static_cast<std::size_t>(e.j);
-        const double turned = std::fabs(double(pos) * freq[static_cast<std::size_t>(e.pair)]);
-        const double x = exponent[static_cast<std::size_t>(e.pair)];
         int index = 3;
         for (RopeContract c : {RopeContract::fp32_angles, RopeContract::dtype_trig, RopeContract::exact})
-          if (e.error_u <= tol::rope_pair_contract(c, d.dtype, turned, x)) index = static_cast<int>(c);
+          if (e.error_u <= bounds.at(c, e.pair, pos)) index = static_cast<int>(c);
         needs(pos, index);
         rec.offer(
             pos, e.error_u, e.abs_error,
@@ -80,7 +73,7 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract j
                   "position {} (token {}, head {}), dims ({},{}): ({:.9g}, {:.9g}), exact ({:.9g}, {:.9g})", pos,
                   e.token, e.head, e.i, e.j, d.y[a], d.y[b], exact[a], exact[b]);
             },
-            tol::rope_pair_contract(judged, d.dtype, turned, x));
+            bounds.at(judged, e.pair, pos));
       },
       [&](const measure::ChangedPassThrough& c) {
         const std::int64_t pos = d.positions[c.token];

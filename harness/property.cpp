@@ -38,6 +38,8 @@ bool Property::matches(const std::string& glob) const {
                      [&](const std::string& a) { return fnmatch(glob.c_str(), a.c_str(), 0) == 0; });
 }
 
+bool Property::applies(DType dt) const { return std::find(dtypes.begin(), dtypes.end(), dt) != dtypes.end(); }
+
 std::string_view verdict_name(Verdict v) {
   switch (v) {
     case Verdict::pass:
@@ -63,6 +65,14 @@ std::uint64_t derive_seed(std::uint64_t run_seed, const Property& property, DTyp
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
+}
+
+PropertyResult skipped_result(const Property& p, std::string encoder, DType dt, std::uint64_t run_seed,
+                              std::string reason) {
+  PropertyResult r{.property = p.id, .encoder = std::move(encoder), .dtype = dt, .verdict = Verdict::skip};
+  r.seed = derive_seed(run_seed, p, dt);
+  r.message = std::move(reason);
+  return r;
 }
 
 }  // namespace pecheck

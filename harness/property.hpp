@@ -117,11 +117,18 @@ struct Property {
   /// What its cases' seed is derived from: its first id (the first alias, else the id), so that a
   /// renamed property draws the same cases for the same --seed as before the rename.
   const std::string& seed_key() const { return aliases.empty() ? id : aliases.front(); }
+  /// Whether it is checked in dt at all (its dtypes).
+  bool applies(DType dt) const;
   std::function<PropertyResult(Encoder&, DType, const RunParams&)> run;
 };
 
 /// Seed of one property x dtype within a run: the same for every encoder, so all encoders see
 /// the same cases, and independent of which other properties were selected.
 std::uint64_t derive_seed(std::uint64_t run_seed, const Property& property, DType dtype);
+
+/// What a run reports for a property x dtype it does not run (an encoder without the operation, a
+/// convention the property cannot check): a skip with its reason and the seed it would have used.
+PropertyResult skipped_result(const Property& p, std::string encoder, DType dt, std::uint64_t run_seed,
+                              std::string reason);
 
 }  // namespace pecheck

@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "harness/tolerance.hpp"
 #include "reference/rope.hpp"
 #include "spec/conventions.hpp"
 #include "spec/dtype.hpp"
@@ -41,6 +42,28 @@ class OctaveMax {
 
  private:
   std::vector<double> max_;
+};
+
+/// The bound each accuracy contract sets on the pairs of one spec (tol::rope_pair_contract): a
+/// pair's bound depends on the angle it turns at the position and on the weight |2p/d ln base| of
+/// its fp32 exponent's rounding, both fixed per pair here once.
+class ContractBounds {
+ public:
+  ContractBounds(DType dt, const RopeSpec& s) : dt_(dt) {
+    for (int p = 0; p < s.rotary_dim / 2; ++p) {
+      freq_.push_back(ref::rope_inv_freq<double>(s, p));
+      exponent_.push_back(std::fabs(2.0 * p / s.rotary_dim * std::log(s.base)));
+    }
+  }
+  /// The bound of contract c on pair p at position pos, in u.
+  double at(tol::RopeContract c, int p, std::int64_t pos) const {
+    const std::size_t i = static_cast<std::size_t>(p);
+    return tol::rope_pair_contract(c, dt_, std::fabs(static_cast<double>(pos) * freq_[i]), exponent_[i]);
+  }
+
+ private:
+  DType dt_;
+  std::vector<double> freq_, exponent_;  // per pair: its frequency and the fp32 exponent's weight
 };
 
 /// One rotated pair of one head of one token.

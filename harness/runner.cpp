@@ -251,12 +251,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
 
 PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc,
                             DType dt, const RunParams& params) {
-  if (const Support s = enc.supports(p.op, dt); !s.ok) {
-    PropertyResult out{.property = p.id, .encoder = enc.name(), .dtype = dt, .verdict = Verdict::skip};
-    out.seed = derive_seed(params.seed, p, dt);
-    out.message = s.reason;
-    return out;
-  }
+  if (const Support s = enc.supports(p.op, dt); !s.ok) return skipped_result(p, enc.name(), dt, params.seed, s.reason);
   Pass first = run_pass(p, gen, check, enc, dt, params, {});
   // One counterexample per scaling rule that fails: a corner of one rule (a YaRN edge) must not
   // hide a fault of another (fp32 angles under no scaling). The rule of each counterexample is

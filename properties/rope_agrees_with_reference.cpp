@@ -20,11 +20,7 @@ Outcome under_contract(tol::RopeContract contract, DType dt, const RopeCase& c, 
                        const std::vector<float>& y, const std::vector<double>& exact) {
   Outcome o;
   const RopeSpec& s = c.spec;
-  std::vector<double> freq, exponent;  // per pair: its frequency and the fp32 exponent's weight
-  for (int p = 0; p < s.rotary_dim / 2; ++p) {
-    freq.push_back(ref::rope_inv_freq<double>(s, p));
-    exponent.push_back(std::fabs(2.0 * p / s.rotary_dim * std::log(s.base)));
-  }
+  const measure::ContractBounds bounds(dt, s);
   WorstOf worst;  // of error / bound
   double error = 0, bound = tol::rope_pair_contract(contract, dt, 0, 0);
   const std::vector<double> got = as_double(y);
@@ -32,8 +28,7 @@ Outcome under_contract(tol::RopeContract contract, DType dt, const RopeCase& c, 
       s, c.heads, dt, x, got, exact, s.magnitude(),
       [&](const measure::PairError& e) {
         const std::int64_t pos = c.positions[e.token];
-        const double b = tol::rope_pair_contract(contract, dt, std::fabs(double(pos) * freq[std::size_t(e.pair)]),
-                                                 exponent[std::size_t(e.pair)]);
+        const double b = bounds.at(contract, e.pair, pos);
         worst.offer(e.error_u / b, [&] {
           error = e.error_u, bound = b;
           return fmt::format("token {} head {} pair {} (dims {},{}) pos={}, the {} contract's bound there {:.4g} u",

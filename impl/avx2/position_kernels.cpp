@@ -55,9 +55,6 @@ bool streams(const SinusoidalCall& c) {
   }
 }
 
-/// 4 floats to a 16-byte aligned address, non-temporal or not.
-inline void put4f(float* p, __m128 v, bool stream) { stream ? _mm_stream_ps(p, v) : _mm_storeu_ps(p, v); }
-
 /// Stores sin and cos of four frequencies (all four real) into a table row: rounded to fp32, then
 /// interleaved with 128-bit unpacks, or to the two halves; fp32 rows with non-temporal stores when
 /// `stream` (streams()).
@@ -68,11 +65,11 @@ inline void store_table4(Elem<S>* row, std::size_t i, std::size_t half, bool int
   if constexpr (S == Storage::f32) {
     if (stream) {
       if (interleaved) {
-        put4f(row + 2 * i, _mm_unpacklo_ps(s, c), true);
-        put4f(row + 2 * i + 4, _mm_unpackhi_ps(s, c), true);
+        _mm_stream_ps(row + 2 * i, _mm_unpacklo_ps(s, c));
+        _mm_stream_ps(row + 2 * i + 4, _mm_unpackhi_ps(s, c));
       } else {
-        put4f(row + i, s, true);
-        put4f(row + half + i, c, true);
+        _mm_stream_ps(row + i, s);
+        _mm_stream_ps(row + half + i, c);
       }
       return;
     }

@@ -99,7 +99,7 @@ def main():
     print(f"{'dtype':6} {'inside fn':>12} {'wrap+copy':>12} {'ratio':>7}")
     for dtype in ("f32", "bf16", "f16"):
         timed = Timed(seed_adapters.seed_apply_rope)
-        total = _core.time_rope_calls(Invoker(timed, "rope_apply", "torch", False), dtype, 3, 2, 64, 2000)
+        total = _core.time_rope_calls(Invoker(timed, "torch", False), dtype, 3, 2, 64, 2000)
         inside = timed.inside / timed.calls
         wrap = (total - timed.inside) / timed.calls
         print(f"{dtype:6} {inside * 1e6:9.1f} us {wrap * 1e6:9.1f} us {wrap / inside:7.2f}")

@@ -30,11 +30,12 @@ def to_storage(a, dtype):
 
 
 class Invoker:
-    """Calls fn for one operation. framework: "numpy" or "torch"; in_place: fn modifies its input
-    (x) and returns None; spec: pass the call's spec as a dict (convention="spec")."""
+    """Calls fn, once per call of any operation (its name comes with each call). framework: "numpy"
+    or "torch"; in_place: fn modifies its input (x) and returns None; a spec, when the call brings
+    one (convention="spec"), is passed as a dict."""
 
-    def __init__(self, fn, op, framework, in_place):
-        self.fn, self.op, self.framework, self.in_place = fn, op, framework, in_place
+    def __init__(self, fn, framework, in_place):
+        self.fn, self.framework, self.in_place = fn, framework, in_place
         if framework == "torch":
             import torch
 

@@ -16,12 +16,12 @@ class Result:
     bound_u: Optional[float]
     direction: str  # "at_most": the error must stay below the bound; "at_least": a separation
     property_seed: int
-    message: str
-    counterexample: str
     statement: str
     doc: str
     seconds: float
     encoder: str = ""
+    message: str = ""
+    counterexample: str = ""  # the shrunk case, or the one a crash died on
     vacuous: bool = False
     counterexample_error_u: Optional[float] = None  # None: the failure was not a measurement
     other_rules: tuple = ()

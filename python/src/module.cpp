@@ -7,7 +7,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <chrono>
-#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
@@ -15,6 +14,7 @@
 #include <vector>
 
 #include "harness/isolation.hpp"
+#include "harness/result_json.hpp"
 #include "harness/tolerance.hpp"
 #include "pins.hpp"
 #include "properties/registry.hpp"
@@ -66,47 +66,6 @@ std::optional<std::string> skip_reason(const Property& p, Mode mode, const Pins*
   return std::nullopt;
 }
 
-Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
-
-Json result_json(const Property& p, const PropertyResult& r) {
-  Json j = {{"property", r.property},
-            {"encoder", r.encoder},
-            {"dtype", dtype_name(r.dtype)},
-            {"verdict", verdict_name(r.verdict)},
-            {"cases", r.cases},
-            {"nontrivial_cases", r.nontrivial_cases},
-            {"vacuous", r.vacuous},
-            {"max_error_u", r.verdict == Verdict::skip ? Json(nullptr) : finite_or_null(r.max_error_u)},
-            {"bound_u", r.verdict == Verdict::skip ? Json(nullptr) : finite_or_null(r.bound_u)},
-            {"direction", p.direction == Direction::at_least ? "at_least" : "at_most"},
-            {"property_seed", r.seed},
-            {"message", r.message},
-            {"counterexample", r.counterexample},
-            {"statement", p.statement},
-            {"doc", p.doc},
-            {"seconds", r.seconds}};
-  if (!std::isnan(r.counterexample_error_u)) j["counterexample_error_u"] = finite_or_null(r.counterexample_error_u);
-  j["other_rules"] = Json::array();
-  for (const auto& o : r.other_rules)
-    j["other_rules"].push_back(
-        {{"rule", o.rule},
-         {"counterexample", o.counterexample},
-         {"message", o.message},
-         {"counterexample_error_u",
-          std::isnan(o.counterexample_error_u) ? Json(nullptr) : finite_or_null(o.counterexample_error_u)}});
-  Json dist = Json::object();
-  for (const auto& [tag, count] : r.distribution) dist[tag] = count;
-  j["distribution"] = dist;
-  return j;
-}
-
-PropertyResult skipped(const Property& p, const std::string& name, DType dt, std::uint64_t seed, std::string why) {
-  PropertyResult r{.property = p.id, .encoder = name, .dtype = dt, .verdict = Verdict::skip};
-  r.seed = derive_seed(seed, p, dt);
-  r.message = std::move(why);
-  return r;
-}
-
 /// CPython's own fork protocol (what os.fork() does): its locks, thread states and at-fork hooks.
 ForkHooks python_fork_hooks() {
   return {.before = [] { PyOS_BeforeFork(); },
@@ -150,10 +109,10 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
     if (p.op != op || !p.matches(glob)) continue;
     any = true;
     for (DType dt : dtypes) {
-      if (std::find(p.dtypes.begin(), p.dtypes.end(), dt) == p.dtypes.end()) continue;
+      if (!p.applies(dt)) continue;
       PropertyResult r;
       if (auto why = skip_reason(p, mode, params.pins.get(), name)) {
-        r = skipped(p, name, dt, seed, *why);
+        r = skipped_result(p, name, dt, seed, *why);
       } else {
         const auto start = std::chrono::steady_clock::now();
         if (isolate) {
@@ -164,7 +123,9 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
         }
         r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
-      out.push_back(result_json(p, r));
+      Json row = result_json(r, p.direction);
+      row.update({{"statement", p.statement}, {"doc", p.doc}, {"seconds", r.seconds}});
+      out.push_back(std::move(row));
     }
   }
   if (!any) throw std::invalid_argument("properties: '" + glob + "' matches no property of " + op_text);
