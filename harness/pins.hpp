@@ -20,6 +20,7 @@ struct Pins {
   std::function<void(AlibiSpec&)> alibi;
   std::function<void(ShawSpec&)> shaw;
   std::function<void(T5Spec&)> t5;
+  std::function<void(MropeSpec&)> mrope;
 
   bool pins(Op op) const {
     switch (op) {
@@ -33,6 +34,8 @@ struct Pins {
         return static_cast<bool>(shaw);
       case Op::t5_bias:
         return static_cast<bool>(t5);
+      case Op::mrope_apply:
+        return static_cast<bool>(mrope);
       default:
         return false;
     }
@@ -51,6 +54,9 @@ struct Pins {
   }
   void apply(T5Spec& s) const {
     if (t5) t5(s);
+  }
+  void apply(MropeSpec& s) const {
+    if (mrope) mrope(s);
   }
 };
 

@@ -74,6 +74,21 @@ double rope_pair_contract(RopeContract c, DType t, double turned, double exponen
   return rope_pair(t);
 }
 
+double sinusoidal_entry_contract(RopeContract c, DType t, double angle, double exponent) {
+  // dtype_trig: sin/cos from fp32 (2 u32 absolute, entries within [-1, 1]) on top of E; fp32 angles:
+  // the angle within angle (exponent + 5) u32 radians (as rope.pair.fp32_angles), |sin'| <= 1.
+  const double u32 = unit_roundoff(DType::f32) / unit_roundoff(t);
+  switch (c) {
+    case RopeContract::exact:
+      return sinusoidal_entry(t);
+    case RopeContract::dtype_trig:
+      return sinusoidal_entry(t) + 2 * u32;
+    case RopeContract::fp32_angles:
+      return sinusoidal_entry(t) + 2 * u32 + angle * (exponent + 5) * u32;
+  }
+  return sinusoidal_entry(t);
+}
+
 double rope_relative(DType t, int head_dim) {
   const double E = kPositionContract, u = unit_roundoff(t);
   return 4 * E + 2 * E * E * u + 2 * head_dim * kU64 / u;
@@ -139,6 +154,11 @@ const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {"sinusoidal.entry", "|pe - pe_ref| / u", "E = 2",
        "final rounding 0.5u + angle/sin budget 1.5u (double angles, pos < 2^24)"},
+      {"sinusoidal.entry.dtype_trig", "as sinusoidal.entry (the dtype-trig contract)", "E + 2 u32/u",
+       "sin and cos from fp32 (2 u32 absolute), then as sinusoidal.entry"},
+      {"sinusoidal.entry.fp32_angles", "as sinusoidal.entry (the fp32-angles contract)",
+       "dtype_trig + |pos w_i| (|2i/w ln b| + 5) u32/u",
+       "frequency and angle formed in fp32 as rope.pair.fp32_angles, |d sin/d angle| <= 1"},
       {"sinusoidal.shift", "|w(p+k) w*(p) - w(q+k) w*(q)| / u", "4 sqrt(2) E + 4 E^2 u",
        "four unit complex numbers, each within sqrt(2) E u"},
       {"sinusoidal.gram", "|PE(p).PE(q) - PE(p+t).PE(q+t)| / u", "2 sqrt(2) E d + 2 E^2 u d + 2 d u64/u",

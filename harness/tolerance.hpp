@@ -39,6 +39,10 @@ double rope_pair_dtype_trig(DType);
 double rope_pair_fp32_angles(DType, double turned, double exponent);
 /// The bound of `c` for a pair at those values (exact and dtype_trig ignore them).
 double rope_pair_contract(RopeContract c, DType, double turned, double exponent);
+/// The same contracts for a sinusoid table entry, in the sinusoidal.entry metric: sin and cos from
+/// fp32 stored in the dtype (dtype_trig), and an angle formed in fp32 as RoPE's (fp32_angles;
+/// `angle` = |pos w_i|, `exponent` = |(2i/w) ln(base)|). docs/error-model.md sinusoidal.entry.*.
+double sinusoidal_entry_contract(RopeContract c, DType, double angle, double exponent);
 double rope_relative(DType, int head_dim);  ///< score difference / (u |q| |k|)
 double rope_composition(DType);             ///< per pair, / (u max(|x_p|, min_normal))
 /// |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal)), each rotation within E u |x_p| (the position

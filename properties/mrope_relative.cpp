@@ -58,7 +58,8 @@ Property mrope_relative() {
                     "the score unchanged.",
        .family = Family::mrope,
        .op = Op::mrope_apply,
-       .convention_free = true},
+       .convention_free = true,
+       .pinnable = true},
       cases, check);
 }
 

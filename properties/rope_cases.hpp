@@ -100,6 +100,40 @@ inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<f
                           [&](std::size_t token) { return fmt::format("pos={}", c.positions[token]); });
 }
 
+/// Under a weaker accuracy contract (RunParams::rope_contract: dtype-trig, fp32-angles) each pair
+/// has its own bound, growing with the angle it turns (harness/tolerance.hpp): the case reports the
+/// pair that comes closest to its bound, its error and that bound. `position(token, pair)` is the
+/// position the pair turns by (one per token for RoPE; the pair's axis's for M-RoPE).
+template <class Position>
+Outcome under_contract(tol::RopeContract contract, DType dt, const RopeSpec& s, int heads, const std::vector<float>& x,
+                       const std::vector<float>& y, const std::vector<double>& exact, double gain, Position position) {
+  Outcome o;
+  const measure::ContractBounds bounds(dt, s);
+  WorstOf worst;  // of error / bound
+  double error = 0, bound = tol::rope_pair_contract(contract, dt, 0, 0);
+  const std::vector<double> got(y.begin(), y.end());
+  measure::rope_errors(
+      s, heads, dt, x, got, exact, gain,
+      [&](const measure::PairError& e) {
+        const std::int64_t pos = position(e.token, e.pair);
+        const double b = bounds.at(contract, e.pair, pos);
+        worst.offer(e.error_u / b, [&] {
+          error = e.error_u, bound = b;
+          return fmt::format("token {} head {} pair {} (dims {},{}) pos={}, the {} contract's bound there {:.4g} u",
+                             e.token, e.head, e.pair, e.i, e.j, pos, tol::contract_name(contract), b);
+        });
+      },
+      [&](const measure::ChangedPassThrough& p) {
+        worst.offer(std::numeric_limits<double>::infinity(), [&] {
+          error = std::numeric_limits<double>::infinity();
+          return fmt::format("token {} head {} pass-through dim {} changed: {:.9g} -> {:.9g}", p.token, p.head, p.dim,
+                             p.expected, p.got);
+        });
+      });
+  o.error_u = error, o.bound_u = bound, o.where = worst.where;
+  return o;
+}
+
 inline std::vector<double> as_double(const std::vector<float>& x, double times = 1.0) {
   std::vector<double> y(x.begin(), x.end());
   if (times != 1.0)

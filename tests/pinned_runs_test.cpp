@@ -2,7 +2,7 @@
 // pins (harness/pins.hpp) rewrite every drawn spec to the one convention an encoder implements
 // and refuse the properties that vary it; a position ceiling keeps every drawn position (and the
 // sums a property forms of two) within it; a weaker RoPE contract passes fp32 angles that the exact
-// one fails.
+// one fails; M-RoPE takes a pin as RoPE does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,9 +43,11 @@ class Recording final : public HandledBy<Recording> {
       specs.push_back(call.spec);
       for (auto p : call.positions) largest = std::max(largest, p < 0 ? -p : p);
     }
+    if constexpr (std::is_same_v<Call, MropeApply>) mrope_specs.push_back(call.spec);
     inner_->run(call);
   }
   std::vector<RopeSpec> specs;
+  std::vector<MropeSpec> mrope_specs;
   std::int64_t largest = 0;
 
  private:
@@ -75,6 +77,20 @@ TEST(PinnedRuns, EveryCallGetsThePinnedSpec) {
     EXPECT_EQ(s.layout, RopeLayout::interleaved);
     EXPECT_EQ(s.scaling.kind, RopeScalingKind::none);
   }
+}
+
+TEST(PinnedRuns, EveryMropeCallGetsThePinnedSpec) {
+  // Qwen2-VL's convention (HF: rope_theta 1e6, mrope_section [16, 24, 24], rotate_half pairs).
+  Recording enc(scalar_encoder());
+  auto pins = std::make_shared<Pins>();
+  pins->mrope = [](MropeSpec& s) { s = MropeSpec{.head_dim = 128, .base = 1e6, .mrope_section = {16, 24, 24}}; };
+  const RunParams params{.seed = 5, .cases = 30, .pins = pins};
+  for (const char* id : {"mrope.agrees_with_reference", "mrope.relative"}) {
+    const PropertyResult r = property(id).run(enc, DType::f32, params);
+    EXPECT_EQ(r.verdict, Verdict::pass) << id << ": " << r.message;
+  }
+  ASSERT_GT(enc.mrope_specs.size(), 60u);
+  for (const MropeSpec& s : enc.mrope_specs) EXPECT_EQ(s, (MropeSpec{.head_dim = 128, .base = 1e6}));
 }
 
 TEST(PinnedRuns, APropertyThatVariesTheConventionRefusesAPin) {

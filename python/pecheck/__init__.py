@@ -101,8 +101,9 @@ def check(
     isolate: run each property x dtype in a forked child, so that a crash in fn is a result.
     max_position: the largest position fn takes (a table of max_position + 1 rows); drawn positions
     are drawn below half of it so that sums of two stay within it. Default: up to 2^24 - 1.
-    contract: what rope.agrees_with_reference judges by: "exact" (2u), "dtype-trig" (cos and sin
-    stored in the dtype) or "fp32-angles" (angles formed in fp32; the bound grows with position)."""
+    contract: what the agreement of rope, mrope and sinusoidal judges by: "exact" (2u), "dtype-trig"
+    (cos and sin stored in the dtype) or "fp32-angles" (angles formed in fp32; the bound grows with
+    the angle), and the bound of the per-call laws that build on it (rope.orthogonal, rope.inverse)."""
     if not callable(fn):
         raise ValueError(f"fn: not callable ({type(fn).__name__})")
     if op not in OPERATIONS and op not in OPERATIONS.values():

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -154,6 +155,45 @@ void pin_t5(Pins& pins, const Json& c) {
   validate_pinned(pins, T5Spec{});
 }
 
+void pin_mrope(Pins& pins, const Json& c) {
+  // HF's Qwen2-VL vocabulary: rope_theta, head_dim, rope_scaling {"type": "mrope", "mrope_section": [t, h, w]}
+  // (or mrope_section at the top level); the assignment and layout are pecheck's names.
+  only_keys(c, {"rope_theta", "head_dim", "mrope_section", "rope_scaling", "layout", "assignment"}, Op::mrope_apply);
+  Json section = c.contains("mrope_section") ? c.at("mrope_section") : Json();
+  if (c.contains("rope_scaling")) {
+    const Json& r = c.at("rope_scaling");
+    if (!r.is_object()) bad("'rope_scaling' must be a dict");
+    for (const auto& [key, value] : r.items())
+      if (key != "type" && key != "rope_type" && key != "mrope_section")
+        bad(fmt::format("rope_scaling key '{}' is not M-RoPE's (type, rope_type, mrope_section)", key));
+    const std::string type = r.value("rope_type", r.value("type", std::string("mrope")));
+    if (type != "mrope" && type != "default")
+      bad(fmt::format("rope_scaling type '{}': M-RoPE states \"mrope\" (or \"default\", as HF rewrites it)", type));
+    if (r.contains("mrope_section")) section = r.at("mrope_section");
+  }
+  if (!section.is_array() || section.size() != 3)
+    bad("M-RoPE needs 'mrope_section': three pair counts (temporal, height, width), e.g. [16, 24, 24]");
+  std::array<int, 3> sections{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (!section[i].is_number_integer()) bad("'mrope_section' entries must be integers");
+    sections[i] = section[i].get<int>();
+  }
+  const auto head_dim = field<int>(c, "head_dim");
+  const auto theta = field<double>(c, "rope_theta");
+  const auto layout = named<RopeLayout>(
+      c, "layout", {{"half_split", RopeLayout::half_split}, {"interleaved", RopeLayout::interleaved}});
+  const auto assignment = named<MropeAssignment>(
+      c, "assignment", {{"sectioned", MropeAssignment::sectioned}, {"interleaved", MropeAssignment::interleaved}});
+  pins.mrope = [=](MropeSpec& s) {
+    s.head_dim = head_dim.value_or(2 * (sections[0] + sections[1] + sections[2]));
+    s.base = theta.value_or(10000.0);
+    s.mrope_section = sections;
+    s.layout = layout.value_or(RopeLayout::half_split);
+    s.assignment = assignment.value_or(MropeAssignment::sectioned);
+  };
+  validate_pinned(pins, MropeSpec{});
+}
+
 }  // namespace
 
 std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) {
@@ -174,6 +214,9 @@ std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) 
       break;
     case Op::t5_bias:
       pin_t5(*pins, convention);
+      break;
+    case Op::mrope_apply:
+      pin_mrope(*pins, convention);
       break;
     case Op::learned_add:  // x + table[positions]: nothing to state beyond the inputs
       if (convention.empty()) return nullptr;
