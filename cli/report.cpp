@@ -49,6 +49,20 @@ void print_nontrivial(const VerifyRun& run) {
                              fmt::join(rows, ", "));
 }
 
+/// How many attention cases crossed a 128-key tile (the RC_TAG "n > 128" of AttentionCase): the
+/// share that reaches where flash-style kernels change tiles.
+void print_long_attention(const VerifyRun& run) {
+  int cases = 0, long_cases = 0;
+  for (const auto& r : run.results)
+    for (const auto& [tag, count] : r.distribution) {
+      if (tag == "n > 128") long_cases += count, cases += count;
+      if (tag == "n <= 128") cases += count;
+    }
+  if (cases > 0)
+    std::cout << fmt::format("attention cases across a 128-key tile (n > 128): {} of {} ({:.0f}%)\n", long_cases, cases,
+                             100.0 * long_cases / cases);
+}
+
 }  // namespace
 
 void print_table(const VerifyRun& run) {
@@ -76,6 +90,7 @@ void print_table(const VerifyRun& run) {
     std::cout << fmt::format("skipped on {}: {} ({} propert{}: {})\n", key.first, key.second, properties.size(),
                              properties.size() == 1 ? "y" : "ies", fmt::join(properties, ", "));
   print_nontrivial(run);
+  print_long_attention(run);
 }
 
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {

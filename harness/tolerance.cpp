@@ -150,6 +150,20 @@ double attention_output_rounded_p(const AttentionCase& c, DType p_dtype) {
   return attention_output(c) + unit_roundoff(p_dtype) / unit_roundoff(c.dtype);
 }
 
+double attention_oracle_f64(const AttentionCase& c) {
+  // As attention_output, in double arithmetic: the dot products (gamma_L), 1/sqrt(d) and its
+  // multiply (3, for sqrt, the division and the product), the transform T (in u64), ALiBi's slope
+  // from pow (4), its product and add (2), and the add's rounding relative to the logit.
+  const double add = c.max_bias > 0 ? c.scale * c.max_weighted : 0.0;
+  const double logit = c.scale * ((c.dot_length + 3) * c.max_weighted + c.max_transform) + 6 * c.max_bias + add;
+  const double weights = std::expm1(2 * logit * kU64) / kU64;
+  // Two-pass softmax: the rounded arguments (2n/e), exp and the division (3), the two length-n
+  // sums (2n); no rescaling. The output stays in double: its one rounding is the difference the
+  // check forms (1).
+  const double softmax = 2 * c.n / std::exp(1.0) + 3 + 2.0 * c.n;
+  return 1 + weights + softmax + c.v_transform / c.max_v;
+}
+
 const std::vector<Entry>& table() {
   static const std::vector<Entry> t = {
       {"sinusoidal.entry", "|pe - pe_ref| / u", "E = 2",
@@ -200,6 +214,9 @@ const std::vector<Entry>& table() {
        "logit error delta -> softmax weights; exp/sum/division; online rescaling; see error-model"},
       {"attention.output.rounded_p", "as attention.output (P rounded to a dtype P before P.V)",
        "attention.output + u_P/u", "each weight of P.V off by u_P relative, not uniformly: o moves by <= u_P max|V'|"},
+      {"attention.oracle_f64", "|o_f64 - o_ref|_inf / (u64 max|V'|)",
+       "1 + expm1(2 delta64 u64)/u64 + 2n/e + 3 + 2n + dV64/max|V'|",
+       "the reference in double for long cases: attention.output's steps in u64, two-pass; added to it as u64/u"},
   };
   return t;
 }

@@ -83,6 +83,13 @@ double attention_output(const AttentionCase&);
 /// the rounded-P contract, attention_output + u_P/u (docs/error-model.md, attention.output.rounded_p).
 double attention_output_rounded_p(const AttentionCase&, DType p_dtype);
 
+/// The double oracle: |o_f64 - o_ref|_inf / (u64 max|V'|) for pecheck's reference run in double
+/// (ref::attention<double>, two-pass softmax) on inputs exact in double, the case's max_transform
+/// and v_transform then in u64 (docs/error-model.md, attention.oracle_f64). Long cases compare
+/// with it instead of the 50-digit reference: the check's bound is attention_output plus this,
+/// converted to u.
+double attention_oracle_f64(const AttentionCase&);
+
 /// One row of the table, for docs and `pecheck list`.
 struct Entry {
   std::string_view id, metric, formula, reason;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
@@ -48,6 +49,45 @@ rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes
   });
 }
 
+rc::Gen<AttentionCase> attention_long_case_gen(DType) {
+  // Tile edges 2^k - 1, 2^k, 2^k + 1, weighted down as n^2 grows: a 2048-token case costs 1000
+  // times a 64-token one, in the encoder and in the oracle alike; from 512 tokens on, one head of
+  // 64 dims (what a tile bug needs is the length, not the width).
+  const auto n = rc::gen::mapcat(rc::gen::weightedOneOf<int>({{8, rc::gen::just(64)},
+                                                              {8, rc::gen::just(128)},
+                                                              {6, rc::gen::just(256)},
+                                                              {3, rc::gen::just(512)},
+                                                              {2, rc::gen::just(1024)},
+                                                              {1, rc::gen::just(2048)}}),
+                                 [](int edge) { return rc::gen::element(edge - 1, edge, edge + 1); });
+  const auto shape = rc::gen::mapcat(n, [](int tokens) {
+    const bool wide = tokens < 500;
+    return rc::gen::tuple(
+        rc::gen::just(tokens), wide ? rc::gen::inRange(1, 3) : rc::gen::just(1),
+        wide ? rc::gen::weightedOneOf<int>({{3, rc::gen::just(64)}, {2, rc::gen::just(128)}, {1, rc::gen::just(256)}})
+             : rc::gen::just(64));
+  });
+  return rc::gen::apply(
+      [](AttentionPE pe, std::tuple<int, int, int> nhd, bool causal, std::int64_t start, double base, RopeLayout layout,
+         int K, std::uint32_t data) {
+        const auto [n, heads, d] = nhd;
+        AttentionSpec s;
+        s.heads = heads;
+        s.head_dim = d;
+        s.causal = causal;
+        s.pe = pe;
+        s.pe_base = base;
+        s.rope_layout = layout;
+        s.shaw_max_distance = K;
+        std::vector<std::int64_t> positions(static_cast<std::size_t>(n));
+        for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = start + static_cast<std::int64_t>(i);
+        return AttentionCase{s, positions, data, 0, 1.0};
+      },
+      rc::gen::elementOf(all_attention_pes()), shape, rc::gen::arbitrary<bool>(),
+      gen::position_below(tol::kMaxPosition - 2050), gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5),
+      gen::data_seed());
+}
+
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure) {
   auto out = poisoned(c.size());
@@ -57,14 +97,16 @@ std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase
 }
 
 namespace {
-double head_norm(const std::vector<double>& x, std::size_t t, std::size_t h, const AttentionSpec& s) {
+/// |x_(t,h)| for every token t and head h of a (seq, heads, head_dim) tensor, row t * heads + h.
+std::vector<double> head_norms(const std::vector<double>& x, const AttentionSpec& s) {
   const std::size_t d = static_cast<std::size_t>(s.head_dim);
-  double acc = 0;
-  for (std::size_t c = 0; c < d; ++c) {
-    const double v = x[(t * static_cast<std::size_t>(s.heads) + h) * d + c];
-    acc += v * v;
+  std::vector<double> norms(x.size() / d);
+  for (std::size_t r = 0; r < norms.size(); ++r) {
+    double acc = 0;
+    for (std::size_t c = 0; c < d; ++c) acc += x[r * d + c] * x[r * d + c];
+    norms[r] = std::sqrt(acc);
   }
-  return std::sqrt(acc);
+  return norms;
 }
 }  // namespace
 
@@ -73,32 +115,46 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
   ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
   const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
+  const std::vector<double> qn = head_norms(t.q, s), kn = head_norms(t.k, s);
   const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
   tol::AttentionCase b{.dtype = dt,
                        .n = static_cast<int>(n),
                        .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
                        .head_dim = s.head_dim,
                        .scale = s.effective_scale()};
+  // The double oracle's transform, in u64 (docs/error-model.md, attention.oracle_f64): each angle
+  // within |theta| (ln base + 3) u64 (the frequency from pow, the product with the position),
+  // cos and sin within 2 u64, the rotation's two products and sum within (1 + sqrt 2) u64.
+  double max_pos = 0;
+  for (const auto p : c.positions) max_pos = std::max(max_pos, std::fabs(static_cast<double>(p)));
+  const double angle64 = max_pos * (std::fabs(std::log(s.pe_base)) + 3) + 2;
+  tol::AttentionCase b64 = b;
   const auto slopes = ref::alibi_slopes<double>(s.heads);
   for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < (s.causal ? i + 1 : n); ++j) {
-        const double qn = head_norm(t.q, i, h, s), kn = head_norm(t.k, j, h, s);
-        double w = qn * kn;
+        const double q = qn[i * H + h], k = kn[j * H + h];
+        double w = q * k;
         if (s.pe == AttentionPE::shaw) {
           const std::size_t r = ref::shaw_row(s.shaw(), c.positions[i], c.positions[j]) * d;
           double rn = 0;
-          for (std::size_t k = 0; k < d; ++k) rn += double{x.table[r + k]} * x.table[r + k];
-          w += qn * std::sqrt(rn);
+          for (std::size_t e = 0; e < d; ++e) rn += double{x.table[r + e]} * x.table[r + e];
+          w += q * std::sqrt(rn);
         }
         b.max_weighted = std::max(b.max_weighted, w);
         // Transform errors in u32: RoPE within E u_s |x| (normwise); the sinusoid within
         // u_s |x'| (the add, rounded to storage) + E u_s sqrt(d) (the PE itself).
-        double dq = 0, dk = 0;
-        if (s.pe == AttentionPE::rope) dq = E * rho * qn, dk = E * rho * kn;
-        if (s.pe == AttentionPE::sinusoidal)
-          dq = rho * (qn + E * std::sqrt(double(d))), dk = rho * (kn + E * std::sqrt(double(d)));
-        b.max_transform = std::max(b.max_transform, dq * kn + qn * dk + dq * dk * 0x1p-24);
+        double dq = 0, dk = 0, dq64 = 0, dk64 = 0;
+        if (s.pe == AttentionPE::rope) {
+          dq = E * rho * q, dk = E * rho * k;
+          dq64 = (angle64 + 3) * q, dk64 = (angle64 + 3) * k;
+        }
+        if (s.pe == AttentionPE::sinusoidal) {
+          dq = rho * (q + E * std::sqrt(double(d))), dk = rho * (k + E * std::sqrt(double(d)));
+          dq64 = q + angle64 * std::sqrt(double(d)), dk64 = k + angle64 * std::sqrt(double(d));
+        }
+        b.max_transform = std::max(b.max_transform, dq * k + q * dk + dq * dk * 0x1p-24);
+        b64.max_transform = std::max(b64.max_transform, dq64 * k + q * dk64 + dq64 * dk64 * 0x1p-53);
         if (s.pe == AttentionPE::alibi)
           b.max_bias =
               std::max(b.max_bias,
@@ -107,8 +163,9 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   double max_v = 0;
   for (double v : t.v) max_v = std::max(max_v, std::fabs(v));
   b.max_v = std::max(max_v, min_normal(dt));
-  if (s.pe == AttentionPE::sinusoidal) b.v_transform = rho * (max_v + E);
-  return {tol::attention_output(b), b.max_v};
+  if (s.pe == AttentionPE::sinusoidal) b.v_transform = rho * (max_v + E), b64.v_transform = max_v + angle64;
+  b64.max_weighted = b.max_weighted, b64.max_bias = b.max_bias, b64.max_v = b.max_v;
+  return {tol::attention_output(b), b.max_v, tol::attention_oracle_f64(b64) * 0x1p-53 / unit_roundoff(dt)};
 }
 
 std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed) {

@@ -29,13 +29,15 @@ struct AttentionCase {
     return spec.pe == AttentionPE::shaw ? static_cast<std::size_t>(spec.shaw().table_rows() * spec.head_dim) : 0;
   }
   std::string describe() const {
-    return fmt::format("{} base={} pos=[{}] data={} perm={}{}", spec.describe(), short_number(spec.pe_base),
-                       fmt::join(positions, ","), data, perm,
-                       qk_scale == 1 ? std::string() : fmt::format(" qk_scale={}", qk_scale));
+    // Long cases are consecutive positions: their first and last, and n, say it all.
+    const std::string pos = n() > 16 ? fmt::format("{}..{} (n={})", positions.front(), positions.back(), n())
+                                     : fmt::format("{}", fmt::join(positions, ","));
+    return fmt::format("{} base={} pos=[{}] data={} perm={}{}", spec.describe(), short_number(spec.pe_base), pos, data,
+                       perm, qk_scale == 1 ? std::string() : fmt::format(" qk_scale={}", qk_scale));
   }
   std::vector<std::string> tags() const {
     return {std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full", gen::position_class(positions.front()),
-            qk_scale > 1 ? "large logits" : "unit logits"};
+            qk_scale > 1 ? "large logits" : "unit logits", n() > 128 ? "n > 128" : "n <= 128"};
   }
 };
 
@@ -57,6 +59,13 @@ inline std::vector<AttentionPE> all_attention_pes() {
 /// tens, so the bound admits any output there (admits_any_output): such a case tests nothing.
 rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes, bool allow_causal, int min_n);
 
+/// Generator of long cases, for agreement against the double oracle: n on either side of the
+/// key-tile edges kernels use (63/64/65, 127/128/129, ... 2047/2048/2049; the shorter ones drawn
+/// more often, as they cost n^2 d), head_dim 64, 128 or 256, one or two heads, unit logits, every
+/// pe. Cases above kOracleMinN tokens are the ones checked against the oracle.
+rc::Gen<AttentionCase> attention_long_case_gen(DType dt);
+inline constexpr std::size_t kOracleMinN = 32;
+
 /// Whether a bound, in units u max|V'|, lets every output pass: exact outputs are convex
 /// combinations of V' rows, so an output bounded by max|V'| errs by at most 2 max|V'|, and a bound
 /// of 2/u or more cannot fail it. A case with such a bound is trivial (Outcome::trivial).
@@ -72,6 +81,9 @@ std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase
 struct AttentionBound {
   double bound_u = 0;
   double max_v = 1;
+  /// How far the double oracle (ref::attention<double>) may be from the exact output, in the same
+  /// unit (tol::attention_oracle_f64): a check against the oracle adds it to bound_u.
+  double oracle_u = 0;
 };
 AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x);
 

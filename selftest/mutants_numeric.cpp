@@ -112,6 +112,43 @@ struct AttentionNoMaxSubtraction : Forwarding {
   }
 };
 
+/// A flash-style online softmax over 64-key tiles that moves the running max without rescaling
+/// what it has accumulated (acc and l keep weights relative to the old max): exact until a row
+/// crosses a tile edge with a new max, so only cases longer than one tile can see it.
+struct AttentionTileNoRescale : Forwarding {
+  AttentionTileNoRescale() : Forwarding("mutant-attention-tile-no-rescale") {}
+  static constexpr std::size_t kTile = 64;
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    if (s.pe != AttentionPE::none) return inner_->run(c);
+    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
+    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
+    const float scale = static_cast<float>(s.effective_scale());
+    for (std::size_t h = 0; h < H; ++h)
+      for (std::size_t i = 0; i < n; ++i) {
+        std::vector<float> acc(d, 0.0f);
+        float sum = 0, m = -std::numeric_limits<float>::infinity();
+        const std::size_t keys = s.causal ? i + 1 : n;
+        for (std::size_t tile = 0; tile < keys; tile += kTile) {
+          const std::size_t end = std::min(keys, tile + kTile);
+          std::vector<float> logit(end - tile);
+          for (std::size_t j = tile; j < end; ++j) {
+            float dot = 0;
+            for (std::size_t e = 0; e < d; ++e) dot += q[(i * H + h) * d + e] * k[(j * H + h) * d + e];
+            logit[j - tile] = scale * dot;
+          }
+          m = std::max(m, *std::max_element(logit.begin(), logit.end()));  // acc, sum not rescaled by exp(m_old - m)
+          for (std::size_t j = tile; j < end; ++j) {
+            const float w = std::exp(logit[j - tile] - m);
+            sum += w;
+            for (std::size_t e = 0; e < d; ++e) acc[e] += w * v[(j * H + h) * d + e];
+          }
+        }
+        for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
+      }
+  }
+};
+
 }  // namespace
 
 std::vector<Mutant> numeric_mutants() {
@@ -133,6 +170,12 @@ std::vector<Mutant> numeric_mutants() {
       // draws only plain attention, where this mutant misbehaves, so it meets one soonest.
       {"softmax without max subtraction", "exp(logit) without subtracting the row max: overflow to inf, NaN",
        "attention.kv_permutation_invariance", make_mutant<AttentionNoMaxSubtraction>},
+      // Only a case longer than one 64-key tile reaches the missing rescale: the long cases of
+      // attention.agrees_with_reference (n up to 2049) are there for it.
+      {"online softmax not rescaled at a tile edge",
+       "FlashAttention-2 Algorithm 1 without its diag(exp(m_old - m_new)) rescale of O and l; a tutorial flash "
+       "kernel's wrong running sum passed its own self-test (PaddleJitLab/CUDATutorial issue 69)",
+       "attention.agrees_with_reference", make_mutant<AttentionTileNoRescale>},
   };
 }
 

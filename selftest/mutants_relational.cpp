@@ -84,11 +84,13 @@ struct AttentionMaskOffByOne : Forwarding {
     const auto& [s, dt, p, q, k, v, t, o] = c;
     inner_->run(c);
     if (!s.causal || p.size() < 2) return;
-    // Redo each row i < n-1 over keys 0..i+1: a full-attention call on the first i+2 tokens.
+    // Redo each row i < n-1 over keys 0..i+1: a full-attention call on the first i+2 tokens. That
+    // costs n^3 d; on a long case (attention.agrees_with_reference's, up to 2049 tokens) only the
+    // first 32 rows are redone, wrong all the same.
     const std::size_t w = static_cast<std::size_t>(s.width());
     AttentionSpec full = s;
     full.causal = false;
-    for (std::size_t i = 0; i + 1 < p.size(); ++i) {
+    for (std::size_t i = 0; i + 1 < p.size() && i < 32; ++i) {
       const std::size_t m = i + 2;
       std::vector<float> out(m * w);
       // Queries past i see everything of the prefix too, but only row i is kept.
