@@ -49,18 +49,26 @@ void print_nontrivial(const VerifyRun& run) {
                              fmt::join(rows, ", "));
 }
 
-/// How many attention cases crossed a 128-key tile (the RC_TAG "n > 128" of AttentionCase): the
-/// share that reaches where flash-style kernels change tiles.
+/// How many attention cases crossed a 128-key tile (the RC_TAG "n > 128" of AttentionCase), per
+/// property that draws such cases: the share that reaches where flash-style kernels change tiles.
 void print_long_attention(const VerifyRun& run) {
-  int cases = 0, long_cases = 0;
-  for (const auto& r : run.results)
+  std::vector<std::pair<std::string, std::pair<int, int>>> per_property;  // (long, all) cases
+  for (const auto& r : run.results) {
+    int long_cases = 0, cases = 0;
     for (const auto& [tag, count] : r.distribution) {
       if (tag == "n > 128") long_cases += count, cases += count;
       if (tag == "n <= 128") cases += count;
     }
-  if (cases > 0)
-    std::cout << fmt::format("attention cases across a 128-key tile (n > 128): {} of {} ({:.0f}%)\n", long_cases, cases,
-                             100.0 * long_cases / cases);
+    if (cases == 0) continue;
+    auto it =
+        std::find_if(per_property.begin(), per_property.end(), [&](const auto& e) { return e.first == r.property; });
+    if (it == per_property.end()) it = per_property.insert(per_property.end(), {r.property, {0, 0}});
+    it->second.first += long_cases, it->second.second += cases;
+  }
+  for (const auto& [property, counts] : per_property)
+    if (counts.first > 0)
+      std::cout << fmt::format("{} cases across a 128-key tile (n > 128): {} of {} ({:.0f}%)\n", property, counts.first,
+                               counts.second, 100.0 * counts.first / counts.second);
 }
 
 }  // namespace

@@ -102,10 +102,10 @@ void t5(const T5Spec& s, std::size_t table, std::size_t n, std::size_t out) {
 void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
                std::size_t out) {
   s.validate();
-  const std::size_t w = n * static_cast<std::size_t>(s.width());
+  const std::size_t w = n * static_cast<std::size_t>(s.width()), kv = n * static_cast<std::size_t>(s.kv_width());
   require_size("attention q", q, w);
-  require_size("attention k", k, w);
-  require_size("attention v", v, w);
+  require_size("attention k", k, kv);
+  require_size("attention v", v, kv);
   require_size("attention output", out, w);
   if (s.pe == AttentionPE::shaw)
     require_size("attention Shaw table", table,

@@ -296,6 +296,11 @@ class PluginEncoder final : public Encoder {
     const auto& [s, dt, positions, q, k, v, shaw_table, out] = request;
     s.validate();
     shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+    // pecheck_attention_spec has no K/V head count: a grouped-query case is declined (its cases are
+    // discarded, the plugin's MHA cases still run) until the ABI carries one.
+    if (s.kv_count() != s.heads)
+      throw Unsupported(
+          fmt::format("{}: the plugin ABI's attention has no kv_heads (grouped-query attention)", decl_.name));
     const pecheck_attention_spec c{
         .heads = s.heads,
         .head_dim = s.head_dim,

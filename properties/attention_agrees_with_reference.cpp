@@ -12,10 +12,10 @@ namespace attention_agrees_with_reference_detail {
 namespace {
 
 /// Short cases against the 50-digit reference, and one in four long (across key tiles) against
-/// the double oracle (verify prints the share with n > 128).
+/// the double oracle (verify prints the share with n > 128); grouped-query in two in five.
 rc::Gen<AttentionCase> cases(DType dt) {
-  return rc::gen::weightedOneOf<AttentionCase>(
-      {{3, attention_case_gen(dt, all_attention_pes(), true, 1)}, {1, attention_long_case_gen(dt)}});
+  return with_grouped_queries(rc::gen::weightedOneOf<AttentionCase>(
+      {{3, attention_case_gen(dt, all_attention_pes(), true, 1)}, {1, attention_long_case_gen(dt)}}));
 }
 
 /// The exact output less the encoder's, in double: from the 50-digit reference, or for a long

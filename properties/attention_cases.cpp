@@ -10,8 +10,8 @@
 namespace pecheck::props {
 
 AttentionData attention_data(const AttentionCase& c, DType dt) {
-  return {gen::values(c.data, 1, c.size(), dt, c.qk_scale), gen::values(c.data, 2, c.size(), dt, c.qk_scale),
-          gen::values(c.data, 3, c.size(), dt), gen::values(c.data, 4, c.table_size(), dt)};
+  return {gen::values(c.data, 1, c.size(), dt, c.qk_scale), gen::values(c.data, 2, c.kv_size(), dt, c.qk_scale),
+          gen::values(c.data, 3, c.kv_size(), dt), gen::values(c.data, 4, c.table_size(), dt)};
 }
 
 rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes, bool allow_causal, int min_n) {
@@ -88,6 +88,19 @@ rc::Gen<AttentionCase> attention_long_case_gen(DType) {
       gen::data_seed());
 }
 
+rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases) {
+  return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
+    if (c.spec.pe == AttentionPE::sinusoidal) return rc::gen::just(c);
+    return rc::gen::map(
+        rc::gen::weightedOneOf<int>({{3, rc::gen::just(1)}, {1, rc::gen::just(2)}, {1, rc::gen::just(4)}}),
+        [c](int group) {
+          AttentionCase g = c;
+          if (group > 1) g.spec.kv_heads = c.spec.heads, g.spec.heads = c.spec.heads * group;
+          return g;
+        });
+  });
+}
+
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure) {
   auto out = poisoned(c.size());
@@ -112,7 +125,8 @@ std::vector<double> head_norms(const std::vector<double>& x, const AttentionSpec
 
 AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x) {
   const AttentionSpec& s = c.spec;
-  const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
+  const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
+                    KV = static_cast<std::size_t>(s.kv_count());
   ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
   const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
   const std::vector<double> qn = head_norms(t.q, s), kn = head_norms(t.k, s);
@@ -133,7 +147,7 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < (s.causal ? i + 1 : n); ++j) {
-        const double q = qn[i * H + h], k = kn[j * H + h];
+        const double q = qn[i * H + h], k = kn[j * KV + static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)))];
         double w = q * k;
         if (s.pe == AttentionPE::shaw) {
           const std::size_t r = ref::shaw_row(s.shaw(), c.positions[i], c.positions[j]) * d;

@@ -25,6 +25,7 @@ struct AttentionCase {
 
   std::size_t n() const { return positions.size(); }
   std::size_t size() const { return n() * static_cast<std::size_t>(spec.width()); }
+  std::size_t kv_size() const { return n() * static_cast<std::size_t>(spec.kv_width()); }
   std::size_t table_size() const {
     return spec.pe == AttentionPE::shaw ? static_cast<std::size_t>(spec.shaw().table_rows() * spec.head_dim) : 0;
   }
@@ -64,6 +65,11 @@ rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes
 /// more often, as they cost n^2 d), head_dim 64, 128 or 256, one or two heads, unit logits, every
 /// pe. Cases above kOracleMinN tokens are the ones checked against the oracle.
 rc::Gen<AttentionCase> attention_long_case_gen(DType dt);
+
+/// The same cases with grouped-query attention drawn in: each case's heads become its K/V heads
+/// and the query heads a group of 1 (MHA, weight 3), 2 or 4 times as many (weight 1 each); the
+/// sinusoid stays MHA (spec/conventions.hpp says why).
+rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases);
 inline constexpr std::size_t kOracleMinN = 32;
 
 /// Whether a bound, in units u max|V'|, lets every output pass: exact outputs are convex

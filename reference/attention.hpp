@@ -21,7 +21,7 @@ namespace pecheck::ref {
 template <class Real>
 using Matrix = Eigen::Matrix<Real, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// Q, K, V of shape (seq, heads, head_dim), flattened row-major.
+/// Q of shape (seq, heads, head_dim), K and V (seq, kv_heads, head_dim), flattened row-major.
 template <class Real>
 struct AttentionInputs {
   std::vector<Real> q, k, v;
@@ -45,7 +45,7 @@ AttentionInputs<Real> attention_transform_inputs(const AttentionSpec& s, std::sp
     }
   } else if (s.pe == AttentionPE::rope) {
     rope_apply<Real>(s.rope(), s.heads, positions, std::span<Real>(in.q));
-    rope_apply<Real>(s.rope(), s.heads, positions, std::span<Real>(in.k));
+    rope_apply<Real>(s.rope(), s.kv_count(), positions, std::span<Real>(in.k));
   }
   return in;
 }
@@ -68,7 +68,7 @@ Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64
                               const AttentionInputs<Real>& x, std::span<const Real> shaw_table, int h) {
   const std::size_t n = positions.size();
   const Matrix<Real> qh = head_matrix(x.q, n, s.heads, s.head_dim, h);
-  const Matrix<Real> kh = head_matrix(x.k, n, s.heads, s.head_dim, h);
+  const Matrix<Real> kh = head_matrix(x.k, n, s.kv_count(), s.head_dim, s.kv_head_of(h));
   Matrix<Real> logits = qh * kh.transpose();
   if (s.pe == AttentionPE::shaw) {
     const auto shaw = s.shaw();
@@ -122,7 +122,7 @@ std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::in
   std::vector<Real> out(n * H * hd);
   for (int h = 0; h < s.heads; ++h) {
     const Matrix<Real> p = softmax_rows(attention_logits(s, positions, x, shaw_table, h));
-    const Matrix<Real> v = head_matrix(x.v, n, s.heads, s.head_dim, h);
+    const Matrix<Real> v = head_matrix(x.v, n, s.kv_count(), s.head_dim, s.kv_head_of(h));
     Matrix<Real> o(p.rows(), v.cols());
     // Row i sums over the keys it attends to only: a masked key contributes nothing, not 0 * v_j
     // (which is NaN when v_j is; attention.nan_parity checks exactly this).

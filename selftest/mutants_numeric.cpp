@@ -92,7 +92,7 @@ struct AttentionNoMaxSubtraction : Forwarding {
   AttentionNoMaxSubtraction() : Forwarding("mutant-attention-softmax-no-max") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none) return inner_->run(c);
+    if (s.pe != AttentionPE::none || s.kv_count() != s.heads) return inner_->run(c);  // MHA without PE only
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
     const float scale = static_cast<float>(s.effective_scale());
@@ -120,7 +120,7 @@ struct AttentionTileNoRescale : Forwarding {
   static constexpr std::size_t kTile = 64;
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none) return inner_->run(c);
+    if (s.pe != AttentionPE::none || s.kv_count() != s.heads) return inner_->run(c);  // MHA without PE only
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
     const float scale = static_cast<float>(s.effective_scale());
@@ -146,6 +146,30 @@ struct AttentionTileNoRescale : Forwarding {
         }
         for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
       }
+  }
+};
+
+/// Grouped-query attention whose query head h reads K/V head h % kv_heads (heads interleaved over
+/// the K/V heads) instead of h / group (consecutive groups): right for MQA and for MHA, wrong for
+/// every other grouping. Run as the MHA call with K and V repeated by that wrong rule.
+struct AttentionGqaModulo : Forwarding {
+  AttentionGqaModulo() : Forwarding("mutant-attention-gqa-modulo") {}
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
+    if (s.kv_count() == s.heads) return inner_->run(c);
+    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), KV = static_cast<std::size_t>(s.kv_count()),
+                      d = static_cast<std::size_t>(s.head_dim);
+    std::vector<float> kr(n * H * d), vr(n * H * d);
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t h = 0; h < H; ++h)
+        for (std::size_t e = 0; e < d; ++e) {
+          kr[(j * H + h) * d + e] = k[(j * KV + h % KV) * d + e];
+          vr[(j * H + h) * d + e] = v[(j * KV + h % KV) * d + e];
+        }
+    AttentionSpec mha = s;
+    mha.kv_heads = 0;
+    inner_->run(Attention{mha, dt, p, q, kr, vr, t, o});
   }
 };
 
@@ -176,6 +200,10 @@ std::vector<Mutant> numeric_mutants() {
        "FlashAttention-2 Algorithm 1 without its diag(exp(m_old - m_new)) rescale of O and l; a tutorial flash "
        "kernel's wrong running sum passed its own self-test (PaddleJitLab/CUDATutorial issue 69)",
        "attention.agrees_with_reference", make_mutant<AttentionTileNoRescale>},
+      {"grouped-query heads mapped by h % kv_heads",
+       "query head h given K/V head h % kv_heads instead of h / (heads / kv_heads): the repeat_interleave vs "
+       "repeat mix-up of GQA ports (HF's repeat_kv expands each K/V head over consecutive query heads)",
+       "attention.gqa_repeat_equivalence", make_mutant<AttentionGqaModulo>},
   };
 }
 

@@ -324,6 +324,9 @@ inline std::string_view pe_name(AttentionPE p) {
 struct AttentionSpec {
   int heads = 2;
   int head_dim = 16;
+  /// K/V heads (grouped-query attention; 1 is MQA), 0 meaning `heads`: it divides `heads`, and query
+  /// head h reads K/V head h / (heads / kv_heads), each K/V head serving a consecutive group.
+  int kv_heads = 0;
   bool causal = false;
   std::optional<double> scale;
   AttentionPE pe = AttentionPE::none;
@@ -333,6 +336,10 @@ struct AttentionSpec {
 
   double effective_scale() const { return scale ? *scale : 1.0 / std::sqrt(double(head_dim)); }
   int width() const { return heads * head_dim; }
+  int kv_count() const { return kv_heads == 0 ? heads : kv_heads; }
+  int kv_width() const { return kv_count() * head_dim; }
+  /// The K/V head that query head h reads.
+  int kv_head_of(int h) const { return h / (heads / kv_count()); }
   SinusoidalSpec sinusoidal() const { return {width(), pe_base, SinusoidalLayout::interleaved}; }
   RopeSpec rope() const { return {head_dim, head_dim, pe_base, rope_layout}; }
   AlibiSpec alibi() const { return {heads, causal}; }
@@ -342,12 +349,20 @@ struct AttentionSpec {
     if (heads <= 0 || head_dim <= 0)
       throw std::invalid_argument(fmt::format("attention needs heads, head_dim > 0, got {}x{}", heads, head_dim));
     if (scale && !(std::isfinite(*scale))) throw std::invalid_argument("attention scale must be finite");
+    if (kv_heads < 0 || (kv_heads > 0 && heads % kv_heads != 0))
+      throw std::invalid_argument(fmt::format("attention kv_heads must divide heads ({}), got {}", heads, kv_heads));
+    // The sinusoid is added to the embedding that Q, K and V share (identity projections): with
+    // fewer K/V heads there is no such embedding.
+    if (kv_count() != heads && pe == AttentionPE::sinusoidal)
+      throw std::invalid_argument("attention with the sinusoid needs kv_heads == heads (it adds one PE to Q, K and V)");
     if (pe == AttentionPE::rope) rope().validate();
     if (pe == AttentionPE::sinusoidal) sinusoidal().validate();
     if (pe == AttentionPE::shaw) shaw().validate();
   }
   std::string describe() const {
-    return fmt::format("attention(heads={},d={},{},pe={}{})", heads, head_dim, causal ? "causal" : "full", pe_name(pe),
+    return fmt::format("attention(heads={},{}d={},{},pe={}{})", heads,
+                       kv_count() == heads ? std::string() : fmt::format("kv_heads={},", kv_heads), head_dim,
+                       causal ? "causal" : "full", pe_name(pe),
                        scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
   }
 };

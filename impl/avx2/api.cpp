@@ -232,18 +232,20 @@ void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, 
   s.validate();
   check_positions(positions);
   const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads),
-                    d = static_cast<std::size_t>(s.head_dim), size = n * H * d;
+                    KV = static_cast<std::size_t>(s.kv_count()), d = static_cast<std::size_t>(s.head_dim),
+                    size = n * H * d, kv_size = n * KV * d;
   // fp32 working copies with the position transform applied (sums and rotations in double).
-  std::vector<float> qf(size), kf(size), vf(size);
+  std::vector<float> qf(size), kf(kv_size), vf(kv_size);
   detail::to_float(storage_of<T>(), q, size, qf.data());
-  detail::to_float(storage_of<T>(), k, size, kf.data());
-  detail::to_float(storage_of<T>(), v, size, vf.data());
+  detail::to_float(storage_of<T>(), k, kv_size, kf.data());
+  detail::to_float(storage_of<T>(), v, kv_size, vf.data());
   if (s.pe == AttentionPE::sinusoidal)
     for (std::vector<float>* x : {&qf, &kf, &vf})
       sinusoidal_add<float>(s.sinusoidal(), positions, {x->data(), n, H * d, static_cast<std::ptrdiff_t>(H * d)});
   if (s.pe == AttentionPE::rope) {
-    const auto td = static_cast<std::ptrdiff_t>(H * d), hd = static_cast<std::ptrdiff_t>(d);
-    const Heads<float> qk[] = {{qf.data(), n, s.heads, td, hd}, {kf.data(), n, s.heads, td, hd}};
+    const auto td = static_cast<std::ptrdiff_t>(H * d), kd = static_cast<std::ptrdiff_t>(KV * d),
+               hd = static_cast<std::ptrdiff_t>(d);
+    const Heads<float> qk[] = {{qf.data(), n, s.heads, td, hd}, {kf.data(), n, s.kv_count(), kd, hd}};
     rope_apply<float>(s.rope(), positions, qk);
   }
   std::vector<float> table;
@@ -259,7 +261,7 @@ void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, 
                                                         : detail::Bias::none;
   detail::attention(storage_of<T>(), {qf.data(), kf.data(), vf.data(), n, s.heads, s.head_dim, s.causal,
                                       static_cast<float>(s.effective_scale()), bias, m.data(), table.data(), K,
-                                      positions.data(), out, scratch.data()});
+                                      positions.data(), out, scratch.data(), s.kv_count()});
 }
 
 #define PECHECK_AVX2_INSTANTIATE(T)                                                                               \

@@ -1,4 +1,5 @@
-// AVX2 attention forward in fp32: per head, blocks of 8 queries against blocks of 64 keys, with an
+// AVX2 attention forward in fp32 (grouped-query: a group of query heads shares one K/V head, whose
+// transposed K and V are laid out once per group): per head, blocks of 8 queries against blocks of 64 keys, with an
 // online softmax (running max m, sum l, and accumulator rescaled by e^(m_old - m_new) once per
 // block), so no (n, n) matrix is ever formed. Q K^T runs 8 query rows against 8 keys of the
 // transposed K per step (8 accumulators, one K load per 8 FMAs); P V keeps 32 output columns in
@@ -22,8 +23,10 @@ struct Head {
   const AttentionCall& c;
   std::size_t H, d, keys;  // keys: KT's row stride (see kt_stride)
   std::size_t h;
+  std::size_t KV, g;  // K/V heads, and the one query head h reads
   const float* q(std::size_t i) const { return c.q + (i * H + h) * d; }
-  const float* v(std::size_t j) const { return c.v + (j * H + h) * d; }
+  const float* k(std::size_t j) const { return c.k + (j * KV + g) * d; }
+  const float* v(std::size_t j) const { return c.v + (j * KV + g) * d; }
   /// Keys query i may see: [0, limit).
   std::size_t limit(std::size_t i) const { return c.causal && i + 1 < c.n ? i + 1 : c.n; }
 };
@@ -31,8 +34,7 @@ struct Head {
 /// KT[col * keys + j] = k_j[col] for the head; columns past n are zero.
 void transpose_keys(const Head& hd, float* KT) {
   for (std::size_t j = 0; j < hd.keys; ++j)  // (the stride's pad columns included: zero too)
-    for (std::size_t col = 0; col < hd.d; ++col)
-      KT[col * hd.keys + j] = j < hd.c.n ? hd.c.k[(j * hd.H + hd.h) * hd.d + col] : 0.0f;
+    for (std::size_t col = 0; col < hd.d; ++col) KT[col * hd.keys + j] = j < hd.c.n ? hd.k(j)[col] : 0.0f;
 }
 
 /// L[r * Bk + u] = scale q_(i0+r) . k_(kb+u) for the block, then the bias and the mask (-inf).
@@ -159,11 +161,14 @@ void attention_impl(const AttentionCall& c) {
   float* L = acc + Bq * d;
   float* P = L + Bq * Bk;
   auto* out = static_cast<typename Io<S>::T*>(c.out);
+  const std::size_t KV = c.kv_heads > 0 ? static_cast<std::size_t>(c.kv_heads) : H, group = H / KV;
   for (std::size_t h = 0; h < H; ++h) {
-    const Head hd{c, H, d, keys, h};
-    transpose_keys(hd, KT);
-    for (std::size_t j = 0; j < c.n; ++j)  // this head's values, contiguous
-      for (std::size_t col = 0; col < d; ++col) V[j * d + col] = hd.v(j)[col];
+    const Head hd{c, H, d, keys, h, KV, h / group};
+    if (h % group == 0) {  // a group's query heads share its K and V: transposed once per group
+      transpose_keys(hd, KT);
+      for (std::size_t j = 0; j < c.n; ++j)  // this K/V head's values, contiguous
+        for (std::size_t col = 0; col < d; ++col) V[j * d + col] = hd.v(j)[col];
+    }
     if (c.bias == Bias::shaw)  // q_i . r_t once per (query, distance), looked up per key
       for (std::size_t i = 0; i < c.n; ++i)
         for (std::size_t t = 0; t < R; ++t) {

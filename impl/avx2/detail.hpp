@@ -96,7 +96,8 @@ void t5(Storage, const T5Call&);
 
 enum class Bias { none, alibi, shaw };
 
-/// Attention on fp32 copies of q, k, v (n, heads, head_dim) with the PE already applied.
+/// Attention on fp32 copies of q (n, heads, head_dim), k and v (n, kv_heads, head_dim) with the PE
+/// already applied.
 struct AttentionCall {
   const float *q = nullptr, *k = nullptr, *v = nullptr;
   std::size_t n = 0;
@@ -110,6 +111,8 @@ struct AttentionCall {
   const std::int64_t* positions = nullptr;
   void* out = nullptr;
   float* scratch = nullptr;  ///< attention_scratch_floats(...)
+  /// K and V are (n, kv_heads, head_dim); query head h reads K/V head h / (heads / kv_heads).
+  int kv_heads = 0;
 };
 inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
 /// Row stride of the transposed K: whole key blocks plus 16 floats, so that its rows (one per head

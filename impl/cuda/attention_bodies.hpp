@@ -59,7 +59,15 @@ struct AttentionArgs {
   double scale;
   int pe;  ///< numbered as pecheck::AttentionPE: 3 ALiBi, 4 Shaw enter the scores here
   int max_distance;
+  int kv_heads;  ///< k, v are (n, kv_heads, d); 0 means heads
 };
+
+/// Row j of K (or V) for query head h: its group's K/V head h / (heads / kv_heads).
+template <class T>
+PECHECK_HOST_DEVICE inline std::int64_t kv_row(const AttentionArgs<T>& a, std::int64_t j, int h) {
+  const int kv = a.kv_heads > 0 ? a.kv_heads : a.heads;
+  return (j * kv + h / (a.heads / kv)) * a.d;
+}
 
 /// One thread per (query, head): an online softmax over the keys in double, the accumulator in
 /// a per-thread array. The general kernel: Shaw's scores (whose r rows differ for every (i, j)),
@@ -77,7 +85,7 @@ struct AttentionBody {
     double acc[kMaxAttentionHeadDim];
     for (int c = 0; c < d; ++c) acc[c] = 0;
     for (std::int64_t j = 0; j < keys; ++j) {
-      const float* kj = a.k + (j * a.heads + h) * d;
+      const float* kj = a.k + kv_row(a, j, h);
       double dot = 0;
       for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
       if (a.pe == 4) {  // Shaw: q_i . r(p_j - p_i), before scaling
@@ -97,7 +105,7 @@ struct AttentionBody {
       }
       const double w = exp(l - m);
       sum += w;
-      const float* vj = a.v + (j * a.heads + h) * d;
+      const float* vj = a.v + kv_row(a, j, h);
       for (int c = 0; c < d; ++c) acc[c] += w * vj[c];
     }
     for (int c = 0; c < d; ++c) store(a.out + idx * d + c, acc[c] / sum);
@@ -162,7 +170,7 @@ struct AttentionTileBody {
     const int rows = static_cast<int>(a.n - j0 < kKeys ? a.n - j0 : kKeys);
     for (int e = tid; e < rows * a.d; e += kThreads) {
       const int r = e / a.d, c = e % a.d;
-      const std::int64_t at = ((j0 + r) * a.heads + h) * a.d + c;
+      const std::int64_t at = kv_row(a, j0 + r, h) + c;
       shared[r * DMax + c] = a.k[at];
       shared[kKeys * DMax + r * DMax + c] = a.v[at];
     }

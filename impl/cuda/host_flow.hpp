@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "impl/cuda/attention_bodies.hpp"
@@ -296,22 +297,24 @@ class TargetLauncher final : public Launcher {
                  const angles::Frequency* freqs, std::size_t freq_count, float* out) const override {
     if (n == 0) return;
     const std::size_t count = n * static_cast<std::size_t>(a.heads) * static_cast<std::size_t>(a.head_dim);
-    const auto c64 = static_cast<std::int64_t>(count), n64 = static_cast<std::int64_t>(n);
+    const std::size_t kv_count = n * static_cast<std::size_t>(a.kv_count()) * static_cast<std::size_t>(a.head_dim);
+    const auto c64 = static_cast<std::int64_t>(count), kv64 = static_cast<std::int64_t>(kv_count),
+               n64 = static_cast<std::int64_t>(n);
     with_storage(dt, [&](auto tag) {
       using T = decltype(tag);
-      Buffer<T> od(count), qs(count), ks(count), vs(count);
-      Buffer<float> qf(count), kf(count), vf(count), shaw(std::max<std::size_t>(shaw_size, 1));
+      Buffer<T> od(count), qs(count), ks(kv_count), vs(kv_count);
+      Buffer<float> qf(count), kf(kv_count), vf(kv_count), shaw(std::max<std::size_t>(shaw_size, 1));
       Buffer<std::int64_t> pd(n);
       Buffer<double> sd(static_cast<std::size_t>(a.heads));
       Buffer<angles::Frequency> fd(std::max<std::size_t>(freq_count, 1));
       od.poison();
       // Inputs arrive as dtype values: stored in T, widened to float working copies by a kernel.
       qs.upload(to_storage<T>(q, count).data());
-      ks.upload(to_storage<T>(k, count).data());
-      vs.upload(to_storage<T>(v, count).data());
+      ks.upload(to_storage<T>(k, kv_count).data());
+      vs.upload(to_storage<T>(v, kv_count).data());
       target_.template run<WidenBody<T>>({qf.data(), qs.data(), c64}, "widen_kernel");
-      target_.template run<WidenBody<T>>({kf.data(), ks.data(), c64}, "widen_kernel");
-      target_.template run<WidenBody<T>>({vf.data(), vs.data(), c64}, "widen_kernel");
+      target_.template run<WidenBody<T>>({kf.data(), ks.data(), kv64}, "widen_kernel");
+      target_.template run<WidenBody<T>>({vf.data(), vs.data(), kv64}, "widen_kernel");
       pd.upload(positions);
       if (shaw_size) shaw.upload(shaw_table);
       if (a.pe == 3) sd.upload(slopes);
@@ -323,14 +326,14 @@ class TargetLauncher final : public Launcher {
                                        {table.data(), pd.data(), fd.data(), n64, width, 0, width / 2, true, -1},
                                        consecutive(positions, n));
         target_.template run<AddPeBody>({qf.data(), kf.data(), vf.data(), table.data(), c64}, "add_pe_kernel");
-      } else if (a.pe == 2) {  // RoPE on Q and K, in float
-        for (float* x : {qf.data(), kf.data()})
+      } else if (a.pe == 2) {  // RoPE on Q (heads) and K (kv heads), in float
+        for (const auto& [x, heads] : {std::pair{qf.data(), a.heads}, std::pair{kf.data(), a.kv_count()}})
           launch_rope<Target, float>(
-              target_, {x, pd.data(), fd.data(), n64, a.heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
+              target_, {x, pd.data(), fd.data(), n64, heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
       }
       const AttentionArgs<T> args{
-          od.data(), qf.data(), kf.data(),  vf.data(), shaw.data(), sd.data(), pd.data(),
-          n64,       a.heads,   a.head_dim, a.causal,  a.scale,     a.pe,      a.shaw_max_distance};
+          od.data(), qf.data(),  kf.data(), vf.data(), shaw.data(), sd.data(),           pd.data(), n64,
+          a.heads,   a.head_dim, a.causal,  a.scale,   a.pe,        a.shaw_max_distance, a.kv_heads};
       launch_attention<Target, T>(target_, args);
       collect(od, count, "attention_kernel", out);
     });

@@ -31,7 +31,7 @@ Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> po
     }
   } else if (s.pe == AttentionPE::rope) {
     rope_apply(s.rope(), DType::f32, s.heads, positions, p.q);
-    rope_apply(s.rope(), DType::f32, s.heads, positions, p.k);
+    rope_apply(s.rope(), DType::f32, s.kv_count(), positions, p.k);
   }
   return p;
 }
@@ -48,15 +48,18 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
   const float scale = static_cast<float>(s.effective_scale());
   const std::int64_t K = s.shaw_max_distance;
   std::vector<float> logits(n), acc(d);
+  const std::size_t KV = static_cast<std::size_t>(s.kv_count());
   auto at = [&](std::size_t t, std::size_t h) { return (t * H + h) * d; };
+  auto kv_at = [&](std::size_t t, std::size_t g) { return (t * KV + g) * d; };
   for (std::size_t h = 0; h < H; ++h) {
+    const std::size_t g = static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)));
     const double slope = s.pe == AttentionPE::alibi ? alibi::slope(static_cast<int>(h), s.heads) : 0.0;
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t keys = s.causal ? i + 1 : n;
       float m = -std::numeric_limits<float>::infinity();
       for (std::size_t j = 0; j < keys; ++j) {
         float dot = 0;
-        for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * x.k[at(j, h) + c];
+        for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * x.k[kv_at(j, g) + c];
         if (s.pe == AttentionPE::shaw) {
           const auto r = static_cast<std::size_t>(std::clamp(positions[j] - positions[i], -K, K) + K) * d;
           for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * shaw_table[r + c];
@@ -74,7 +77,7 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
       for (std::size_t j = 0; j < keys; ++j) {
         const float w = std::exp(logits[j] - m);
         sum += w;
-        for (std::size_t c = 0; c < d; ++c) acc[c] += w * x.v[at(j, h) + c];
+        for (std::size_t c = 0; c < d; ++c) acc[c] += w * x.v[kv_at(j, g) + c];
       }
       for (std::size_t c = 0; c < d; ++c) out[at(i, h) + c] = round_to(dt, acc[c] / sum);
     }

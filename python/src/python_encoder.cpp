@@ -94,6 +94,10 @@ Marshalled marshal(const T5Bias& c) {
 }
 
 Marshalled marshal(const Attention& c) {
+  // A Python attention function is called as written, with K and V of Q's heads: a grouped-query
+  // case (fewer K/V heads) is declined, not handed over in a shape it never asked for.
+  if (c.spec.kv_count() != c.spec.heads)
+    throw Unsupported("grouped-query attention (kv_heads < heads) is not offered to Python functions yet");
   Marshalled m;
   const Shape shape{c.positions.size(), z(c.spec.heads), z(c.spec.head_dim)};
   m.inputs["q"] = numpy_copy(c.q, shape);
