@@ -296,11 +296,12 @@ class PluginEncoder final : public Encoder {
     const auto& [s, dt, positions, q, k, v, shaw_table, out] = request;
     s.validate();
     shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
-    // pecheck_attention_spec has no K/V head count: a grouped-query case is declined (its cases are
-    // discarded, the plugin's MHA cases still run) until the ABI carries one.
-    if (s.kv_count() != s.heads)
-      throw Unsupported(
-          fmt::format("{}: the plugin ABI's attention has no kv_heads (grouped-query attention)", decl_.name));
+    // pecheck_attention_spec has no K/V head count or window: such a case is declined (discarded,
+    // the plugin's other cases still run) until the ABI carries them.
+    if (s.kv_count() != s.heads || s.window > 0)
+      throw Unsupported(fmt::format(
+          "{}: the plugin ABI's attention has no kv_heads or window (grouped-query or sliding-window attention)",
+          decl_.name));
     const pecheck_attention_spec c{
         .heads = s.heads,
         .head_dim = s.head_dim,

@@ -12,10 +12,12 @@ namespace attention_agrees_with_reference_detail {
 namespace {
 
 /// Short cases against the 50-digit reference, and one in four long (across key tiles) against
-/// the double oracle (verify prints the share with n > 128); grouped-query in two in five.
+/// the double oracle (verify prints the share with n > 128); grouped-query in two short cases in
+/// five (and MQA in long ones of two heads), sliding windows in four causal cases in seven.
 rc::Gen<AttentionCase> cases(DType dt) {
-  return with_grouped_queries(rc::gen::weightedOneOf<AttentionCase>(
-      {{3, attention_case_gen(dt, all_attention_pes(), true, 1)}, {1, attention_long_case_gen(dt)}}));
+  return with_windows(rc::gen::weightedOneOf<AttentionCase>(
+      {{3, with_grouped_queries(attention_case_gen(dt, all_attention_pes(), true, 1))},
+       {1, attention_long_case_gen(dt)}}));
 }
 
 /// The exact output less the encoder's, in double: from the 50-digit reference, or for a long

@@ -69,10 +69,12 @@ rc::Gen<AttentionCase> attention_long_case_gen(DType) {
   });
   return rc::gen::apply(
       [](AttentionPE pe, std::tuple<int, int, int> nhd, bool causal, std::int64_t start, double base, RopeLayout layout,
-         int K, std::uint32_t data) {
+         int K, std::uint32_t data, bool mqa) {
         const auto [n, heads, d] = nhd;
         AttentionSpec s;
         s.heads = heads;
+        // Two query heads over one K/V head (MQA) in half the two-head cases; not with the sinusoid.
+        s.kv_heads = heads == 2 && mqa && pe != AttentionPE::sinusoidal ? 1 : 0;
         s.head_dim = d;
         s.causal = causal;
         s.pe = pe;
@@ -85,7 +87,7 @@ rc::Gen<AttentionCase> attention_long_case_gen(DType) {
       },
       rc::gen::elementOf(all_attention_pes()), shape, rc::gen::arbitrary<bool>(),
       gen::position_below(tol::kMaxPosition - 2050), gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5),
-      gen::data_seed());
+      gen::data_seed(), rc::gen::arbitrary<bool>());
 }
 
 rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases) {
@@ -98,6 +100,22 @@ rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases) {
           if (group > 1) g.spec.kv_heads = c.spec.heads, g.spec.heads = c.spec.heads * group;
           return g;
         });
+  });
+}
+
+rc::Gen<AttentionCase> with_windows(rc::Gen<AttentionCase> cases) {
+  return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
+    if (!c.spec.causal) return rc::gen::just(c);
+    const int n = static_cast<int>(c.n());
+    return rc::gen::map(rc::gen::weightedOneOf<int>({{3, rc::gen::just(0)},
+                                                     {1, rc::gen::just(1)},
+                                                     {2, rc::gen::inRange(2, n + 2)},
+                                                     {1, rc::gen::inRange(2, 2 * n + 2)}}),
+                        [c](int window) {
+                          AttentionCase w = c;
+                          w.spec.window = window;
+                          return w;
+                        });
   });
 }
 
@@ -146,7 +164,7 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const auto slopes = ref::alibi_slopes<double>(s.heads);
   for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < (s.causal ? i + 1 : n); ++j) {
+      for (std::size_t j = s.first_key(i); j < (s.causal ? i + 1 : n); ++j) {
         const double q = qn[i * H + h], k = kn[j * KV + static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)))];
         double w = q * k;
         if (s.pe == AttentionPE::shaw) {

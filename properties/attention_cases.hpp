@@ -70,6 +70,10 @@ rc::Gen<AttentionCase> attention_long_case_gen(DType dt);
 /// and the query heads a group of 1 (MHA, weight 3), 2 or 4 times as many (weight 1 each); the
 /// sinusoid stays MHA (spec/conventions.hpp says why).
 rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases);
+
+/// The same cases with sliding windows drawn in for the causal ones: none (weight 3), 1 (the
+/// token alone, 1), 2..n+1 (2) or 2..2n+1 (1; at n or more, plain causal).
+rc::Gen<AttentionCase> with_windows(rc::Gen<AttentionCase> cases);
 inline constexpr std::size_t kOracleMinN = 32;
 
 /// Whether a bound, in units u max|V'|, lets every output pass: exact outputs are convex

@@ -87,7 +87,7 @@ Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       auto& l = logits(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j));
-      if (s.causal && j > i) {
+      if ((s.causal && j > i) || j < s.first_key(i)) {
         l = -std::numeric_limits<Real>::infinity();
       } else if (s.pe == AttentionPE::alibi) {
         l += *alibi_bias<Real>(s.alibi(), slope, i, j, positions[i], positions[j]);
@@ -127,8 +127,9 @@ std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::in
     // Row i sums over the keys it attends to only: a masked key contributes nothing, not 0 * v_j
     // (which is NaN when v_j is; attention.nan_parity checks exactly this).
     for (Eigen::Index i = 0; i < p.rows(); ++i) {
-      const Eigen::Index keys = s.causal ? i + 1 : p.cols();
-      o.row(i) = p.row(i).head(keys) * v.topRows(keys);
+      const auto first = static_cast<Eigen::Index>(s.first_key(static_cast<std::size_t>(i)));
+      const Eigen::Index keys = (s.causal ? i + 1 : p.cols()) - first;
+      o.row(i) = p.row(i).segment(first, keys) * v.middleRows(first, keys);
     }
     for (std::size_t t = 0; t < n; ++t)
       for (std::size_t c = 0; c < hd; ++c)

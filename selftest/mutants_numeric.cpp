@@ -92,7 +92,7 @@ struct AttentionNoMaxSubtraction : Forwarding {
   AttentionNoMaxSubtraction() : Forwarding("mutant-attention-softmax-no-max") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none || s.kv_count() != s.heads) return inner_->run(c);  // MHA without PE only
+    if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);  // plain MHA only
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
     const float scale = static_cast<float>(s.effective_scale());
@@ -120,7 +120,7 @@ struct AttentionTileNoRescale : Forwarding {
   static constexpr std::size_t kTile = 64;
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none || s.kv_count() != s.heads) return inner_->run(c);  // MHA without PE only
+    if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);  // plain MHA only
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
     const float scale = static_cast<float>(s.effective_scale());
@@ -173,6 +173,17 @@ struct AttentionGqaModulo : Forwarding {
   }
 };
 
+/// A sliding window one key too wide: query i sees i - W <= j <= i (W + 1 keys), as flash-attn's
+/// window_size = (W, 0) reads when W is passed where W - 1 was meant.
+struct AttentionWindowOffByOne : Forwarding {
+  AttentionWindowOffByOne() : Forwarding("mutant-attention-window-off-by-one") {}
+  void run(const Attention& c) override {
+    AttentionSpec wider = c.spec;
+    if (wider.window > 0) ++wider.window;
+    inner_->run(Attention{wider, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+  }
+};
+
 }  // namespace
 
 std::vector<Mutant> numeric_mutants() {
@@ -200,6 +211,10 @@ std::vector<Mutant> numeric_mutants() {
        "FlashAttention-2 Algorithm 1 without its diag(exp(m_old - m_new)) rescale of O and l; a tutorial flash "
        "kernel's wrong running sum passed its own self-test (PaddleJitLab/CUDATutorial issue 69)",
        "attention.agrees_with_reference", make_mutant<AttentionTileNoRescale>},
+      {"sliding window one key too wide",
+       "W + 1 keys where W were meant: transformers issue 39408 (flash-attn's window_size set to (W, W)), zml PR 763 "
+       "(window_size_left = W instead of W - 1), vLLM issue 3385 (HF and xformers disagreeing by one)",
+       "attention.window_limits", make_mutant<AttentionWindowOffByOne>},
       {"grouped-query heads mapped by h % kv_heads",
        "query head h given K/V head h % kv_heads instead of h / (heads / kv_heads): the repeat_interleave vs "
        "repeat mix-up of GQA ports (HF's repeat_kv expands each K/V head over consecutive query heads)",

@@ -61,7 +61,7 @@ struct AttentionNondeterministic : Forwarding {
   AttentionNondeterministic() : Forwarding("mutant-attention-nondeterministic") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (++calls_ % 2 == 1 || s.causal || s.pe != AttentionPE::none) return inner_->run(c);
+    if (++calls_ % 2 == 1 || s.causal || s.pe != AttentionPE::none || s.kv_count() != s.heads) return inner_->run(c);
     // Reversing the keys (with their values) is exact math for full attention without PE, but
     // the sums run in another order.
     const std::size_t w = static_cast<std::size_t>(s.width()), n = p.size();
@@ -83,18 +83,18 @@ struct AttentionMaskOffByOne : Forwarding {
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
     inner_->run(c);
-    if (!s.causal || p.size() < 2) return;
+    if (!s.causal || p.size() < 2 || s.window > 0) return;  // plain causal masks only
     // Redo each row i < n-1 over keys 0..i+1: a full-attention call on the first i+2 tokens. That
     // costs n^3 d; on a long case (attention.agrees_with_reference's, up to 2049 tokens) only the
     // first 32 rows are redone, wrong all the same.
-    const std::size_t w = static_cast<std::size_t>(s.width());
+    const std::size_t w = static_cast<std::size_t>(s.width()), kw = static_cast<std::size_t>(s.kv_width());
     AttentionSpec full = s;
     full.causal = false;
     for (std::size_t i = 0; i + 1 < p.size() && i < 32; ++i) {
       const std::size_t m = i + 2;
       std::vector<float> out(m * w);
       // Queries past i see everything of the prefix too, but only row i is kept.
-      inner_->run(Attention{full, dt, p.first(m), q.first(m * w), k.first(m * w), v.first(m * w), t, out});
+      inner_->run(Attention{full, dt, p.first(m), q.first(m * w), k.first(m * kw), v.first(m * kw), t, out});
       std::copy_n(out.begin() + static_cast<std::ptrdiff_t>(i * w), w, o.begin() + static_cast<std::ptrdiff_t>(i * w));
     }
   }

@@ -327,6 +327,9 @@ struct AttentionSpec {
   /// K/V heads (grouped-query attention; 1 is MQA), 0 meaning `heads`: it divides `heads`, and query
   /// head h reads K/V head h / (heads / kv_heads), each K/V head serving a consecutive group.
   int kv_heads = 0;
+  /// Sliding window (Mistral's), 0 meaning none: causal, and query i sees the `window` keys
+  /// j with i - window < j <= i (itself included), by token index.
+  int window = 0;
   bool causal = false;
   std::optional<double> scale;
   AttentionPE pe = AttentionPE::none;
@@ -340,6 +343,10 @@ struct AttentionSpec {
   int kv_width() const { return kv_count() * head_dim; }
   /// The K/V head that query head h reads.
   int kv_head_of(int h) const { return h / (heads / kv_count()); }
+  /// The first key query i sees (the mask's lower edge: 0 without a window).
+  std::size_t first_key(std::size_t i) const {
+    return window > 0 && i + 1 > static_cast<std::size_t>(window) ? i + 1 - static_cast<std::size_t>(window) : 0;
+  }
   SinusoidalSpec sinusoidal() const { return {width(), pe_base, SinusoidalLayout::interleaved}; }
   RopeSpec rope() const { return {head_dim, head_dim, pe_base, rope_layout}; }
   AlibiSpec alibi() const { return {heads, causal}; }
@@ -349,6 +356,9 @@ struct AttentionSpec {
     if (heads <= 0 || head_dim <= 0)
       throw std::invalid_argument(fmt::format("attention needs heads, head_dim > 0, got {}x{}", heads, head_dim));
     if (scale && !(std::isfinite(*scale))) throw std::invalid_argument("attention scale must be finite");
+    if (window < 0 || (window > 0 && !causal))
+      throw std::invalid_argument(fmt::format("attention window must be 0 (none) or > 0 with causal, got {}{}", window,
+                                              causal ? "" : " without causal"));
     if (kv_heads < 0 || (kv_heads > 0 && heads % kv_heads != 0))
       throw std::invalid_argument(fmt::format("attention kv_heads must divide heads ({}), got {}", heads, kv_heads));
     // The sinusoid is added to the embedding that Q, K and V share (identity projections): with
@@ -360,10 +370,10 @@ struct AttentionSpec {
     if (pe == AttentionPE::shaw) shaw().validate();
   }
   std::string describe() const {
-    return fmt::format("attention(heads={},{}d={},{},pe={}{})", heads,
+    return fmt::format("attention(heads={},{}d={},{}{},pe={}{})", heads,
                        kv_count() == heads ? std::string() : fmt::format("kv_heads={},", kv_heads), head_dim,
-                       causal ? "causal" : "full", pe_name(pe),
-                       scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
+                       causal ? "causal" : "full", window > 0 ? fmt::format(",window={}", window) : std::string(),
+                       pe_name(pe), scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
   }
 };
 

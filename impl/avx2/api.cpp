@@ -261,7 +261,7 @@ void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, 
                                                         : detail::Bias::none;
   detail::attention(storage_of<T>(), {qf.data(), kf.data(), vf.data(), n, s.heads, s.head_dim, s.causal,
                                       static_cast<float>(s.effective_scale()), bias, m.data(), table.data(), K,
-                                      positions.data(), out, scratch.data(), s.kv_count()});
+                                      positions.data(), out, scratch.data(), s.kv_count(), s.window});
 }
 
 #define PECHECK_AVX2_INSTANTIATE(T)                                                                               \

@@ -27,8 +27,12 @@ struct Head {
   const float* q(std::size_t i) const { return c.q + (i * H + h) * d; }
   const float* k(std::size_t j) const { return c.k + (j * KV + g) * d; }
   const float* v(std::size_t j) const { return c.v + (j * KV + g) * d; }
-  /// Keys query i may see: [0, limit).
+  /// Keys query i may see: [first(i), limit(i)).
   std::size_t limit(std::size_t i) const { return c.causal && i + 1 < c.n ? i + 1 : c.n; }
+  std::size_t first(std::size_t i) const {
+    const auto w = static_cast<std::size_t>(c.window);
+    return w > 0 && i + 1 > w ? i + 1 - w : 0;
+  }
 };
 
 /// KT[col * keys + j] = k_j[col] for the head; columns past n are zero.
@@ -46,7 +50,9 @@ void block_logits(const Head& hd, const float* KT, const float* proj, std::size_
   const std::size_t visible = hd.limit(i0 + rows - 1);  // the widest row's limit
   const __m256 scale = _mm256_set1_ps(c.scale);
   for (std::size_t kc = 0; kc < Bk; kc += 8) {
-    if (kb + kc >= visible) {  // masked for every row of the block: skip the dot products
+    // Masked for every row of the block (past the widest row's limit, or before the first row's
+    // window): skip the dot products.
+    if (kb + kc >= visible || kb + kc + 8 <= hd.first(i0)) {
       for (std::size_t r = 0; r < Bq; ++r) _mm256_storeu_ps(L + r * Bk + kc, _mm256_set1_ps(kNegInf));
       continue;
     }
@@ -64,16 +70,17 @@ void block_logits(const Head& hd, const float* KT, const float* proj, std::size_
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < Bq; ++r) _mm256_storeu_ps(L + r * Bk + kc, _mm256_mul_ps(scale, acc[r]));
   }
-  const bool whole = kb + Bk <= hd.limit(i0);  // every key of the block visible to every row
+  // Every key of the block visible to every row (the last row's window starts latest).
+  const bool whole = kb + Bk <= hd.limit(i0) && kb >= hd.first(i0 + rows - 1);
   if (whole && c.bias == Bias::none) return;
   const std::int64_t K = c.max_distance;
   const float slope = c.bias == Bias::alibi ? static_cast<float>(c.slopes[hd.h]) : 0.0f;
   for (std::size_t r = 0; r < rows; ++r) {
-    const std::size_t i = i0 + r, last = hd.limit(i);
+    const std::size_t i = i0 + r, last = hd.limit(i), first = hd.first(i);
     for (std::size_t u = 0; u < Bk; ++u) {
       const std::size_t j = kb + u;
       float& l = L[r * Bk + u];
-      if (j >= last) {
+      if (j >= last || j < first) {
         l = kNegInf;
         continue;
       }
@@ -92,12 +99,13 @@ struct RowState {
 };
 
 /// Softmax step of one query for one block: its weights p[0..Bk) (0 where masked) and the factor
-/// e^(m_old - m_new) its accumulator must be rescaled by; returns how many keys it sees.
-std::size_t weights(const Head& hd, std::size_t i, std::size_t kb, const float* L, float* p, RowState& st,
-                    float& alpha) {
+/// e^(m_old - m_new) its accumulator must be rescaled by; the keys it sees are [begin, returned).
+std::size_t weights(const Head& hd, std::size_t i, std::size_t kb, const float* L, float* p, RowState& st, float& alpha,
+                    std::size_t& begin) {
   alpha = 1;
+  begin = 0;
   const std::size_t last = hd.limit(i) < kb + Bk ? hd.limit(i) : kb + Bk;
-  if (last <= kb) {  // every key of the block is masked for this query
+  if (last <= kb || hd.first(i) >= last) {  // every key of the block is masked for this query
     for (std::size_t u = 0; u < Bk; u += 8) _mm256_storeu_ps(p + u, _mm256_setzero_ps());
     return 0;
   }
@@ -115,17 +123,23 @@ std::size_t weights(const Head& hd, std::size_t i, std::size_t kb, const float* 
   }
   st.l = alpha * st.l + simd::hsum(sum);
   st.m = m_new;
+  begin = hd.first(i) > kb ? hd.first(i) - kb : 0;
   return last - kb;
 }
 
-/// acc[r] = acc[r] alpha[r] + sum_u p[r][u] v_(kb+u) for the block's 8 queries: keys [0, common)
+/// acc[r] = acc[r] alpha[r] + sum_u p[r][u] v_(kb+u) for the block's 8 queries: keys [from, common)
 /// (seen by every query) with all 8 accumulators of one 8-column chunk in registers, so each V
-/// load serves 8 queries; then each query's own remaining keys (causal diagonal blocks).
+/// load serves 8 queries; then each query's own remaining keys (causal diagonal blocks, window
+/// edges): row r sees [begin[r], count[r]).
 void accumulate(const Head& hd, const float* V, std::size_t kb, const float* P, const float* alpha,
-                const std::size_t* count, std::size_t rows, float* acc) {
+                const std::size_t* begin, const std::size_t* count, std::size_t rows, float* acc) {
   const std::size_t d = hd.d;
-  std::size_t common = Bk;
-  for (std::size_t r = 0; r < rows; ++r) common = count[r] < common ? count[r] : common;
+  std::size_t from = 0, common = Bk;
+  for (std::size_t r = 0; r < rows; ++r) {
+    common = count[r] < common ? count[r] : common;
+    from = begin[r] > from ? begin[r] : from;
+  }
+  if (common < from) common = from;  // no key every row sees: all of it per row below
   for (std::size_t r = 0; r < Bq; ++r)
     for (std::size_t col = 0; col < d; ++col) acc[r * d + col] *= alpha[r];
   std::size_t col = 0;
@@ -133,7 +147,7 @@ void accumulate(const Head& hd, const float* V, std::size_t kb, const float* P, 
     __m256 o[Bq];
 #pragma GCC unroll 8
     for (std::size_t r = 0; r < Bq; ++r) o[r] = _mm256_loadu_ps(acc + r * d + col);
-    for (std::size_t u = 0; u < common; ++u) {
+    for (std::size_t u = from; u < common; ++u) {
       const __m256 v8 = _mm256_loadu_ps(V + (kb + u) * d + col);
 #pragma GCC unroll 8
       for (std::size_t r = 0; r < Bq; ++r) o[r] = _mm256_fmadd_ps(_mm256_broadcast_ss(P + r * Bk + u), v8, o[r]);
@@ -143,11 +157,17 @@ void accumulate(const Head& hd, const float* V, std::size_t kb, const float* P, 
   }
   for (std::size_t r = 0; r < Bq; ++r)  // odd widths: the last columns one at a time
     for (std::size_t c = col; c < d; ++c)
-      for (std::size_t u = 0; u < common; ++u)
+      for (std::size_t u = from; u < common; ++u)
         acc[r * d + c] = std::fma(P[r * Bk + u], V[(kb + u) * d + c], acc[r * d + c]);
-  for (std::size_t r = 0; r < rows; ++r)  // keys only some queries see: never weigh a masked one
-    for (std::size_t u = common; u < count[r]; ++u)
-      for (std::size_t c = 0; c < d; ++c) acc[r * d + c] = std::fma(P[r * Bk + u], V[(kb + u) * d + c], acc[r * d + c]);
+  for (std::size_t r = 0; r < rows; ++r) {  // keys only some queries see: never weigh a masked one
+    const auto mine = [&](std::size_t u0, std::size_t u1) {
+      for (std::size_t u = u0; u < u1; ++u)
+        for (std::size_t c = 0; c < d; ++c)
+          acc[r * d + c] = std::fma(P[r * Bk + u], V[(kb + u) * d + c], acc[r * d + c]);
+    };
+    mine(begin[r], from < count[r] ? from : count[r]);
+    mine(common > begin[r] ? common : begin[r], count[r]);
+  }
 }
 
 template <Storage S>
@@ -181,20 +201,21 @@ void attention_impl(const AttentionCall& c) {
       RowState st[Bq];
       for (std::size_t x = 0; x < Bq * d; ++x) acc[x] = 0;
       const std::size_t kend = hd.limit(i0 + rows - 1);
-      for (std::size_t kb = 0; kb < kend; kb += Bk) {
+      // Blocks before the first row's window are masked for every row.
+      for (std::size_t kb = hd.first(i0) / Bk * Bk; kb < kend; kb += Bk) {
         block_logits(hd, KT, proj, i0, rows, kb, L);
         float alpha[Bq];
-        std::size_t count[Bq];
+        std::size_t begin[Bq], count[Bq];
         for (std::size_t r = 0; r < Bq; ++r) {
           if (r < rows) {
-            count[r] = weights(hd, i0 + r, kb, L + r * Bk, P + r * Bk, st[r], alpha[r]);
+            count[r] = weights(hd, i0 + r, kb, L + r * Bk, P + r * Bk, st[r], alpha[r], begin[r]);
             continue;
           }
-          count[r] = 0;  // padding rows: zero weights, never stored
+          begin[r] = count[r] = 0;  // padding rows: zero weights, never stored
           alpha[r] = 0;
           for (std::size_t u = 0; u < Bk; ++u) P[r * Bk + u] = 0;
         }
-        accumulate(hd, V, kb, P, alpha, count, rows, acc);
+        accumulate(hd, V, kb, P, alpha, begin, count, rows, acc);
       }
       for (std::size_t r = 0; r < rows; ++r) {
         auto* o = out + ((i0 + r) * H + h) * d;

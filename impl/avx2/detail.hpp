@@ -113,6 +113,8 @@ struct AttentionCall {
   float* scratch = nullptr;  ///< attention_scratch_floats(...)
   /// K and V are (n, kv_heads, head_dim); query head h reads K/V head h / (heads / kv_heads).
   int kv_heads = 0;
+  /// Sliding window (causal): query i sees keys (i - window, i]; 0 means none.
+  int window = 0;
 };
 inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
 /// Row stride of the transposed K: whole key blocks plus 16 floats, so that its rows (one per head

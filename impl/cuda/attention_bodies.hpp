@@ -60,7 +60,14 @@ struct AttentionArgs {
   int pe;  ///< numbered as pecheck::AttentionPE: 3 ALiBi, 4 Shaw enter the scores here
   int max_distance;
   int kv_heads;  ///< k, v are (n, kv_heads, d); 0 means heads
+  int window;    ///< 0, or the sliding window: query i sees keys (i - window, i]
 };
+
+/// The first key query i sees.
+template <class T>
+PECHECK_HOST_DEVICE inline std::int64_t first_key(const AttentionArgs<T>& a, std::int64_t i) {
+  return a.window > 0 && i + 1 > a.window ? i + 1 - a.window : 0;
+}
 
 /// Row j of K (or V) for query head h: its group's K/V head h / (heads / kv_heads).
 template <class T>
@@ -84,7 +91,7 @@ struct AttentionBody {
     double m = -HUGE_VAL, sum = 0;
     double acc[kMaxAttentionHeadDim];
     for (int c = 0; c < d; ++c) acc[c] = 0;
-    for (std::int64_t j = 0; j < keys; ++j) {
+    for (std::int64_t j = first_key(a, i); j < keys; ++j) {
       const float* kj = a.k + kv_row(a, j, h);
       double dot = 0;
       for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
@@ -185,7 +192,7 @@ struct AttentionTileBody {
     std::int64_t last = j0 + kKeys - 1;  // the last key this thread takes from the tile
     if (last >= a.n) last = a.n - 1;
     if (a.causal && last > i) last = i;
-    for (std::int64_t j = j0; j <= last; ++j) {
+    for (std::int64_t j = j0 < first_key(a, i) ? first_key(a, i) : j0; j <= last; ++j) {
       const float* kr = shared + (j - j0) * DMax;
       const float* vr = kr + kKeys * DMax;
       float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains of FMAs in flight, not one

@@ -332,8 +332,8 @@ class TargetLauncher final : public Launcher {
               target_, {x, pd.data(), fd.data(), n64, heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
       }
       const AttentionArgs<T> args{
-          od.data(), qf.data(),  kf.data(), vf.data(), shaw.data(), sd.data(),           pd.data(), n64,
-          a.heads,   a.head_dim, a.causal,  a.scale,   a.pe,        a.shaw_max_distance, a.kv_heads};
+          od.data(), qf.data(),  kf.data(), vf.data(), shaw.data(), sd.data(),           pd.data(),  n64,
+          a.heads,   a.head_dim, a.causal,  a.scale,   a.pe,        a.shaw_max_distance, a.kv_heads, a.window};
       launch_attention<Target, T>(target_, args);
       collect(od, count, "attention_kernel", out);
     });

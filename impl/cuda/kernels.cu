@@ -205,7 +205,7 @@ void attention_on_device(Storage dt, const AttentionLaunch& a, const std::int64_
           target, {kf, positions, freqs, n64, a.kv_count(), a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
     }
     launch_attention<DeviceTarget, T>(target, {static_cast<T*>(out), qf, kf, vf, nullptr, slopes, positions, n64,
-                                               a.heads, a.head_dim, a.causal, a.scale, a.pe, 0, a.kv_heads});
+                                               a.heads, a.head_dim, a.causal, a.scale, a.pe, 0, a.kv_heads, a.window});
   });
 }
 

@@ -48,6 +48,7 @@ struct AttentionLaunch {
   bool rope_interleaved = false;
   int shaw_max_distance = 0;
   int kv_heads = 0;  ///< K/V heads (0: heads); query head h reads K/V head h / (heads / kv_heads)
+  int window = 0;    ///< sliding window (causal): query i sees keys (i - window, i]; 0 none
   int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
 };
 constexpr int kMaxAttentionHeadDim = 256;  ///< the per-thread accumulator's size

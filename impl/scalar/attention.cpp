@@ -57,7 +57,8 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t keys = s.causal ? i + 1 : n;
       float m = -std::numeric_limits<float>::infinity();
-      for (std::size_t j = 0; j < keys; ++j) {
+      const std::size_t first = s.first_key(i);
+      for (std::size_t j = first; j < keys; ++j) {
         float dot = 0;
         for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * x.k[kv_at(j, g) + c];
         if (s.pe == AttentionPE::shaw) {
@@ -74,7 +75,7 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
       }
       float sum = 0;
       std::fill(acc.begin(), acc.end(), 0.0f);
-      for (std::size_t j = 0; j < keys; ++j) {
+      for (std::size_t j = first; j < keys; ++j) {
         const float w = std::exp(logits[j] - m);
         sum += w;
         for (std::size_t c = 0; c < d; ++c) acc[c] += w * x.v[kv_at(j, g) + c];

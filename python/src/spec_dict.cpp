@@ -53,6 +53,7 @@ Json spec_json(const T5Spec& s) {
 Json spec_json(const AttentionSpec& s) {
   return {{"heads", s.heads},
           {"kv_heads", s.kv_count()},
+          {"window", s.window},
           {"head_dim", s.head_dim},
           {"causal", s.causal},
           {"scale", s.effective_scale()},
