@@ -1,6 +1,7 @@
 // Mutants of numerical technique: how angles, frequencies, pairings and softmax are computed.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -87,65 +88,73 @@ struct AttentionQKSwapped : Forwarding {
   }
 };
 
-/// Softmax without the max subtraction: exp overflows to inf for logits above ~88 (inf/inf = NaN).
-struct AttentionNoMaxSubtraction : Forwarding {
-  AttentionNoMaxSubtraction() : Forwarding("mutant-attention-softmax-no-max") {}
+/// Plain multi-head attention (no PE, no grouping, no window) with the softmax written out: each
+/// mutant below replaces how one query row's weights meet the values; every other case goes to
+/// the correct kernel.
+struct HandWrittenSoftmax : Forwarding {
+  using Forwarding::Forwarding;
+  /// acc (head_dim) and the sum of the weights of one query row over keys [0, keys), from each
+  /// key's scaled logit and value row.
+  virtual void row(std::size_t keys, const std::function<float(std::size_t)>& logit,
+                   const std::function<const float*(std::size_t)>& value, std::vector<float>& acc,
+                   float& sum) const = 0;
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);  // plain MHA only
+    if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
     const float scale = static_cast<float>(s.effective_scale());
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t i = 0; i < n; ++i) {
+        const auto logit = [&](std::size_t j) {
+          float dot = 0;
+          for (std::size_t e = 0; e < d; ++e) dot += q[(i * H + h) * d + e] * k[(j * H + h) * d + e];
+          return scale * dot;
+        };
+        const auto value = [&](std::size_t j) { return v.data() + (j * H + h) * d; };
         std::vector<float> acc(d, 0.0f);
         float sum = 0;
-        for (std::size_t j = 0; j < (s.causal ? i + 1 : n); ++j) {
-          float dot = 0;
-          for (std::size_t c = 0; c < d; ++c) dot += q[(i * H + h) * d + c] * k[(j * H + h) * d + c];
-          const float w = std::exp(scale * dot);  // no max subtracted
-          sum += w;
-          for (std::size_t c = 0; c < d; ++c) acc[c] += w * v[(j * H + h) * d + c];
-        }
-        for (std::size_t c = 0; c < d; ++c) o[(i * H + h) * d + c] = round_to(dt, acc[c] / sum);
+        row(s.causal ? i + 1 : n, logit, value, acc, sum);
+        for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
       }
+  }
+};
+
+/// Softmax without the max subtraction: exp overflows to inf for logits above ~88 (inf/inf = NaN).
+struct AttentionNoMaxSubtraction : HandWrittenSoftmax {
+  AttentionNoMaxSubtraction() : HandWrittenSoftmax("mutant-attention-softmax-no-max") {}
+  void row(std::size_t keys, const std::function<float(std::size_t)>& logit,
+           const std::function<const float*(std::size_t)>& value, std::vector<float>& acc, float& sum) const override {
+    for (std::size_t j = 0; j < keys; ++j) {
+      const float w = std::exp(logit(j));  // no max subtracted
+      sum += w;
+      const float* vj = value(j);
+      for (std::size_t e = 0; e < acc.size(); ++e) acc[e] += w * vj[e];
+    }
   }
 };
 
 /// A flash-style online softmax over 64-key tiles that moves the running max without rescaling
 /// what it has accumulated (acc and l keep weights relative to the old max): exact until a row
 /// crosses a tile edge with a new max, so only cases longer than one tile can see it.
-struct AttentionTileNoRescale : Forwarding {
-  AttentionTileNoRescale() : Forwarding("mutant-attention-tile-no-rescale") {}
+struct AttentionTileNoRescale : HandWrittenSoftmax {
+  AttentionTileNoRescale() : HandWrittenSoftmax("mutant-attention-tile-no-rescale") {}
   static constexpr std::size_t kTile = 64;
-  void run(const Attention& c) override {
-    const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);  // plain MHA only
-    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
-    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
-    const float scale = static_cast<float>(s.effective_scale());
-    for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t i = 0; i < n; ++i) {
-        std::vector<float> acc(d, 0.0f);
-        float sum = 0, m = -std::numeric_limits<float>::infinity();
-        const std::size_t keys = s.causal ? i + 1 : n;
-        for (std::size_t tile = 0; tile < keys; tile += kTile) {
-          const std::size_t end = std::min(keys, tile + kTile);
-          std::vector<float> logit(end - tile);
-          for (std::size_t j = tile; j < end; ++j) {
-            float dot = 0;
-            for (std::size_t e = 0; e < d; ++e) dot += q[(i * H + h) * d + e] * k[(j * H + h) * d + e];
-            logit[j - tile] = scale * dot;
-          }
-          m = std::max(m, *std::max_element(logit.begin(), logit.end()));  // acc, sum not rescaled by exp(m_old - m)
-          for (std::size_t j = tile; j < end; ++j) {
-            const float w = std::exp(logit[j - tile] - m);
-            sum += w;
-            for (std::size_t e = 0; e < d; ++e) acc[e] += w * v[(j * H + h) * d + e];
-          }
-        }
-        for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
+  void row(std::size_t keys, const std::function<float(std::size_t)>& logit,
+           const std::function<const float*(std::size_t)>& value, std::vector<float>& acc, float& sum) const override {
+    float m = -std::numeric_limits<float>::infinity();
+    for (std::size_t tile = 0; tile < keys; tile += kTile) {
+      const std::size_t end = std::min(keys, tile + kTile);
+      std::vector<float> l(end - tile);
+      for (std::size_t j = tile; j < end; ++j) l[j - tile] = logit(j);
+      m = std::max(m, *std::max_element(l.begin(), l.end()));  // acc, sum not rescaled by exp(m_old - m)
+      for (std::size_t j = tile; j < end; ++j) {
+        const float w = std::exp(l[j - tile] - m);
+        sum += w;
+        const float* vj = value(j);
+        for (std::size_t e = 0; e < acc.size(); ++e) acc[e] += w * vj[e];
       }
+    }
   }
 };
 
