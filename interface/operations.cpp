@@ -102,7 +102,10 @@ void t5(const T5Spec& s, std::size_t table, std::size_t n, std::size_t out) {
 void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
                std::size_t out) {
   s.validate();
-  const std::size_t w = n * static_cast<std::size_t>(s.width()), kv = n * static_cast<std::size_t>(s.kv_width());
+  if (static_cast<std::size_t>(s.queries) > n)
+    throw std::invalid_argument(fmt::format("attention queries ({}) exceed the tokens given ({})", s.queries, n));
+  const std::size_t w = s.query_count(n) * static_cast<std::size_t>(s.width()),
+                    kv = n * static_cast<std::size_t>(s.kv_width());
   require_size("attention q", q, w);
   require_size("attention k", k, kv);
   require_size("attention v", v, kv);

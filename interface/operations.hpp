@@ -100,7 +100,8 @@ struct T5Bias {
   void check() const;
 };
 
-/// out = attention(q, k, v) with its PE; all (n, heads, head_dim); shaw_table (2K+1, head_dim) is
+/// out = attention(q, k, v) with its PE; k, v (n, kv_heads, head_dim) for the n positions; q and
+/// out (spec.query_count(n), heads, head_dim), the last tokens; shaw_table (2K+1, head_dim) is
 /// read only when spec.pe == shaw.
 struct Attention {
   static constexpr Op op = Op::attention;

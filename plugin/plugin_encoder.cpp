@@ -296,12 +296,13 @@ class PluginEncoder final : public Encoder {
     const auto& [s, dt, positions, q, k, v, shaw_table, out] = request;
     s.validate();
     shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
-    // pecheck_attention_spec has no K/V head count or window: such a case is declined (discarded,
-    // the plugin's other cases still run) until the ABI carries them.
-    if (s.kv_count() != s.heads || s.window > 0)
-      throw Unsupported(fmt::format(
-          "{}: the plugin ABI's attention has no kv_heads or window (grouped-query or sliding-window attention)",
-          decl_.name));
+    // Grouped-query, windowed and decode cases need revision 2's fields: a plugin built before
+    // declines them (discarded; its other cases still run) and never reads past what it knows.
+    const std::size_t n = positions.size(), nq = s.query_count(n);
+    if ((s.kv_count() != s.heads || s.window > 0 || nq != n) && abi_revision(p_) < 2)
+      throw Unsupported(fmt::format("{} does not offer grouped-query, sliding-window or decode attention (its "
+                                    "descriptor's abi_revision is below 2)",
+                                    decl_.name));
     const pecheck_attention_spec c{
         .heads = s.heads,
         .head_dim = s.head_dim,
@@ -310,13 +311,16 @@ class PluginEncoder final : public Encoder {
         .scale = s.effective_scale(),
         .pe_base = s.pe_base,
         .rope_layout = s.rope_layout == RopeLayout::interleaved ? PECHECK_ROPE_INTERLEAVED : PECHECK_ROPE_HALF_SPLIT,
-        .shaw_max_distance = s.shaw_max_distance};
+        .shaw_max_distance = s.shaw_max_distance,
+        .kv_heads = s.kv_count(),
+        .window = s.window,
+        .queries = static_cast<std::int32_t>(nq),
+        .reserved = 0};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto n = i64(positions.size());
-    const std::vector<std::int64_t> shape{n, s.heads, s.head_dim};
-    const auto ot = call.output("out", shape);
-    const auto qt = call.input("q", q, shape), kt = call.input("k", k, shape), vt = call.input("v", v, shape);
+    const std::vector<std::int64_t> q_shape{i64(nq), s.heads, s.head_dim}, kv_shape{i64(n), s.kv_count(), s.head_dim};
+    const auto ot = call.output("out", q_shape);
+    const auto qt = call.input("q", q, q_shape), kt = call.input("k", k, kv_shape), vt = call.input("v", v, kv_shape);
     const auto rt =
         call.input("shaw_table", shaw_table, {i64(shaw_table.size()) / std::max(1, s.head_dim), s.head_dim});
     call.finish(p_.attention(&kHost, &c, pos, qt, kt, vt, rt, ot));

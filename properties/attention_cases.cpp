@@ -119,6 +119,25 @@ rc::Gen<AttentionCase> with_windows(rc::Gen<AttentionCase> cases) {
   });
 }
 
+rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases) {
+  return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
+    const int n = static_cast<int>(c.n());
+    if (n < 2) return rc::gen::just(c);
+    return rc::gen::map(
+        rc::gen::weightedOneOf<int>({{6, rc::gen::just(0)}, {1, rc::gen::just(1)}, {1, rc::gen::inRange(1, n)}}),
+        [c](int queries) {
+          AttentionCase w = c;
+          w.spec.queries = queries;
+          return w;
+        });
+  });
+}
+
+std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width) {
+  const auto from = x.begin() + static_cast<std::ptrdiff_t>(first * width);
+  return {from, from + static_cast<std::ptrdiff_t>(count * width)};
+}
+
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure) {
   auto out = poisoned(c.size());
@@ -144,7 +163,7 @@ std::vector<double> head_norms(const std::vector<double>& x, const AttentionSpec
 AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x) {
   const AttentionSpec& s = c.spec;
   const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
-                    KV = static_cast<std::size_t>(s.kv_count());
+                    KV = static_cast<std::size_t>(s.kv_count()), off = s.query_offset(n);
   ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
   const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
   const std::vector<double> qn = head_norms(t.q, s), kn = head_norms(t.k, s);
@@ -162,10 +181,12 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const double angle64 = max_pos * (std::fabs(std::log(s.pe_base)) + 3) + 2;
   tol::AttentionCase b64 = b;
   const auto slopes = ref::alibi_slopes<double>(s.heads);
+  // Query row r is token i = off + r (its position, its mask, its biases).
   for (std::size_t h = 0; h < H; ++h)
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t i = off; i < n; ++i)
       for (std::size_t j = s.first_key(i); j < (s.causal ? i + 1 : n); ++j) {
-        const double q = qn[i * H + h], k = kn[j * KV + static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)))];
+        const double q = qn[(i - off) * H + h],
+                     k = kn[j * KV + static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)))];
         double w = q * k;
         if (s.pe == AttentionPE::shaw) {
           const std::size_t r = ref::shaw_row(s.shaw(), c.positions[i], c.positions[j]) * d;

@@ -22,9 +22,12 @@ struct AttentionCase {
   std::uint32_t data = 0;
   std::uint32_t perm = 0;  ///< seed of a permutation, for the theorems that permute tokens
   double qk_scale = 1;     ///< magnitude of Q and K entries: large values give logits that overflow exp
+  int prefill = 0;         ///< attention.decode_equivalence: tokens prefilled before decoding
+  int step = 0;            ///< and the queries of each decode call (1: token by token)
 
   std::size_t n() const { return positions.size(); }
-  std::size_t size() const { return n() * static_cast<std::size_t>(spec.width()); }
+  /// Q's and the output's size: the query rows (spec.queries, the last tokens; all n when 0).
+  std::size_t size() const { return spec.query_count(n()) * static_cast<std::size_t>(spec.width()); }
   std::size_t kv_size() const { return n() * static_cast<std::size_t>(spec.kv_width()); }
   std::size_t table_size() const {
     return spec.pe == AttentionPE::shaw ? static_cast<std::size_t>(spec.shaw().table_rows() * spec.head_dim) : 0;
@@ -33,12 +36,16 @@ struct AttentionCase {
     // Long cases are consecutive positions: their first and last, and n, say it all.
     const std::string pos = n() > 16 ? fmt::format("{}..{} (n={})", positions.front(), positions.back(), n())
                                      : fmt::format("{}", fmt::join(positions, ","));
-    return fmt::format("{} base={} pos=[{}] data={} perm={}{}", spec.describe(), short_number(spec.pe_base), pos, data,
-                       perm, qk_scale == 1 ? std::string() : fmt::format(" qk_scale={}", qk_scale));
+    return fmt::format("{} base={} pos=[{}] data={} perm={}{}{}", spec.describe(), short_number(spec.pe_base), pos,
+                       data, perm, qk_scale == 1 ? std::string() : fmt::format(" qk_scale={}", qk_scale),
+                       prefill > 0 ? fmt::format(" prefill={} step={}", prefill, step) : std::string());
   }
   std::vector<std::string> tags() const {
-    return {std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full", gen::position_class(positions.front()),
-            qk_scale > 1 ? "large logits" : "unit logits", n() > 128 ? "n > 128" : "n <= 128"};
+    std::vector<std::string> t{std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full",
+                               gen::position_class(positions.front()), qk_scale > 1 ? "large logits" : "unit logits",
+                               n() > 128 ? "n > 128" : "n <= 128"};
+    if (spec.queries > 0) t.push_back("queries < keys");
+    return t;
   }
 };
 
@@ -74,6 +81,13 @@ rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases);
 /// The same cases with sliding windows drawn in for the causal ones: none (weight 3), 1 (the
 /// token alone, 1), 2..n+1 (2) or 2..2n+1 (1; at n or more, plain causal).
 rc::Gen<AttentionCase> with_windows(rc::Gen<AttentionCase> cases);
+/// The same cases with fewer queries than keys drawn in (one in four): the last 1 (a decode
+/// step; half of those) or 1..n - 1 tokens (a chunk) query all n keys, the mask aligned
+/// bottom-right (spec/conventions.hpp).
+rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases);
+
+/// Rows [first, first + count) of a (rows, width) tensor.
+std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width);
 inline constexpr std::size_t kOracleMinN = 32;
 
 /// Whether a bound, in units u max|V'|, lets every output pass: exact outputs are convex

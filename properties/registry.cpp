@@ -47,6 +47,7 @@ const std::vector<Property>& property_registry() {
       props::attention_kv_permutation_invariance(),
       props::attention_gqa_repeat_equivalence(),
       props::attention_window_limits(),
+      props::attention_decode_equivalence(),
       props::attention_nan_parity(),
       props::attention_inf_parity(),
   };

@@ -44,6 +44,10 @@ std::vector<Mutant> bias_mutants();
 /// (selftest/mutants_mrope.cpp).
 std::vector<Mutant> mrope_mutants();
 
+/// Mutants of KV-cache decode: the query's RoPE position, the mask's alignment
+/// (selftest/mutants_decode.cpp).
+std::vector<Mutant> decode_mutants();
+
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
 

@@ -84,11 +84,13 @@ struct AttentionQKSwapped : Forwarding {
   AttentionQKSwapped() : Forwarding("mutant-attention-q-k-swapped") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
+    if (s.queries > 0) return inner_->run(c);  // Q and K differ in rows: no swapped call to make
     inner_->run(Attention{s, dt, p, k, q, v, t, o});
   }
 };
 
-/// Plain multi-head attention (no PE, no grouping, no window) with the softmax written out: each
+/// Plain multi-head attention (no PE, no grouping, no window; any number of queries, the last
+/// tokens) with the softmax written out: each
 /// mutant below replaces how one query row's weights meet the values; every other case goes to
 /// the correct kernel.
 struct HandWrittenSoftmax : Forwarding {
@@ -102,10 +104,11 @@ struct HandWrittenSoftmax : Forwarding {
     const auto& [s, dt, p, q, k, v, t, o] = c;
     if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);
     shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
-    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
+    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
+                      off = s.query_offset(n);
     const float scale = static_cast<float>(s.effective_scale());
     for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t i = 0; i < s.query_count(n); ++i) {  // query row i: token off + i
         const auto logit = [&](std::size_t j) {
           float dot = 0;
           for (std::size_t e = 0; e < d; ++e) dot += q[(i * H + h) * d + e] * k[(j * H + h) * d + e];
@@ -114,7 +117,7 @@ struct HandWrittenSoftmax : Forwarding {
         const auto value = [&](std::size_t j) { return v.data() + (j * H + h) * d; };
         std::vector<float> acc(d, 0.0f);
         float sum = 0;
-        row(s.causal ? i + 1 : n, logit, value, acc, sum);
+        row(s.causal ? off + i + 1 : n, logit, value, acc, sum);
         for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
       }
   }

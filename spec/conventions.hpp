@@ -330,6 +330,12 @@ struct AttentionSpec {
   /// Sliding window (Mistral's), 0 meaning none: causal, and query i sees the `window` keys
   /// j with i - window < j <= i (itself included), by token index.
   int window = 0;
+  /// Queries (a KV-cache decode step, or a chunk of prefill), 0 meaning every token: Q and the
+  /// output hold the last `queries` of the n tokens whose K and V are given (bottom-right
+  /// alignment, flash-attn 2.1's and PyTorch's causal_lower_right): query row r is token
+  /// n - queries + r, encoded at that token's position, and under the causal mask it sees the keys
+  /// j <= n - queries + r.
+  int queries = 0;
   bool causal = false;
   std::optional<double> scale;
   AttentionPE pe = AttentionPE::none;
@@ -343,7 +349,10 @@ struct AttentionSpec {
   int kv_width() const { return kv_count() * head_dim; }
   /// The K/V head that query head h reads.
   int kv_head_of(int h) const { return h / (heads / kv_count()); }
-  /// The first key query i sees (the mask's lower edge: 0 without a window).
+  /// Query rows of a call over n tokens, and the token index of the first (n - queries).
+  std::size_t query_count(std::size_t n) const { return queries == 0 ? n : static_cast<std::size_t>(queries); }
+  std::size_t query_offset(std::size_t n) const { return n - query_count(n); }
+  /// The first key token i sees (the mask's lower edge: 0 without a window).
   std::size_t first_key(std::size_t i) const {
     return window > 0 && i + 1 > static_cast<std::size_t>(window) ? i + 1 - static_cast<std::size_t>(window) : 0;
   }
@@ -359,6 +368,7 @@ struct AttentionSpec {
     if (window < 0 || (window > 0 && !causal))
       throw std::invalid_argument(fmt::format("attention window must be 0 (none) or > 0 with causal, got {}{}", window,
                                               causal ? "" : " without causal"));
+    if (queries < 0) throw std::invalid_argument(fmt::format("attention queries must be >= 0, got {}", queries));
     if (kv_heads < 0 || (kv_heads > 0 && heads % kv_heads != 0))
       throw std::invalid_argument(fmt::format("attention kv_heads must divide heads ({}), got {}", heads, kv_heads));
     // The sinusoid is added to the embedding that Q, K and V share (identity projections): with
@@ -370,10 +380,11 @@ struct AttentionSpec {
     if (pe == AttentionPE::shaw) shaw().validate();
   }
   std::string describe() const {
-    return fmt::format("attention(heads={},{}d={},{}{},pe={}{})", heads,
+    return fmt::format("attention(heads={},{}d={},{}{}{},pe={}{})", heads,
                        kv_count() == heads ? std::string() : fmt::format("kv_heads={},", kv_heads), head_dim,
                        causal ? "causal" : "full", window > 0 ? fmt::format(",window={}", window) : std::string(),
-                       pe_name(pe), scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
+                       queries > 0 ? fmt::format(",queries={}", queries) : std::string(), pe_name(pe),
+                       scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
   }
 };
 

@@ -79,6 +79,18 @@ TEST(ScalarKernels, InvalidSpecsAndShapesThrowInvalidArgument) {
   bad("attention output", [&] { scalar::attention(att, F, two, B(16), B(16), B(16), {}, B(8)); });
   bad("attention Shaw table has 4 elements, expected 12",
       [&] { scalar::attention(att_shaw, F, two, B(16), B(16), B(16), B(4), B(16)); });
+  // A decode call: Q and the output hold `queries` rows (8 floats each here), K and V all n.
+  AttentionSpec decode = att;
+  decode.queries = 1;
+  bad("attention q has 16 elements, expected 8",
+      [&] { scalar::attention(decode, F, two, B(16), B(16), B(16), {}, B(8)); });
+  bad("attention output has 16 elements, expected 8",
+      [&] { scalar::attention(decode, F, two, B(8), B(16), B(16), {}, B(16)); });
+  decode.queries = 3;
+  bad("queries (3) exceed the tokens given (2)",
+      [&] { scalar::attention(decode, F, two, B(24), B(16), B(16), {}, B(24)); });
+  decode.queries = -1;
+  bad("queries must be >= 0", [&] { scalar::attention(decode, F, two, B(16), B(16), B(16), {}, B(16)); });
 }
 
 TEST(ScalarKernels, LearnedPositionOutsideTheTableThrowsOutOfRange) {

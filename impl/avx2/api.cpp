@@ -231,22 +231,31 @@ void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, 
                const T* shaw_table, T* out) {
   s.validate();
   check_positions(positions);
-  const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads),
+  const std::size_t n = positions.size(), nq = s.query_count(n), H = static_cast<std::size_t>(s.heads),
                     KV = static_cast<std::size_t>(s.kv_count()), d = static_cast<std::size_t>(s.head_dim),
-                    size = n * H * d, kv_size = n * KV * d;
+                    size = nq * H * d, kv_size = n * KV * d;
+  // Q holds the last nq tokens: encoded at their own positions.
+  const std::span<const std::int64_t> q_positions = positions.subspan(n - nq);
   // fp32 working copies with the position transform applied (sums and rotations in double).
   std::vector<float> qf(size), kf(kv_size), vf(kv_size);
   detail::to_float(storage_of<T>(), q, size, qf.data());
   detail::to_float(storage_of<T>(), k, kv_size, kf.data());
   detail::to_float(storage_of<T>(), v, kv_size, vf.data());
-  if (s.pe == AttentionPE::sinusoidal)
-    for (std::vector<float>* x : {&qf, &kf, &vf})
-      sinusoidal_add<float>(s.sinusoidal(), positions, {x->data(), n, H * d, static_cast<std::ptrdiff_t>(H * d)});
+  const auto td = static_cast<std::ptrdiff_t>(H * d), kd = static_cast<std::ptrdiff_t>(KV * d);
+  if (s.pe == AttentionPE::sinusoidal) {
+    sinusoidal_add<float>(s.sinusoidal(), q_positions, {qf.data(), nq, H * d, td});
+    for (std::vector<float>* x : {&kf, &vf})
+      sinusoidal_add<float>(s.sinusoidal(), positions, {x->data(), n, H * d, td});
+  }
   if (s.pe == AttentionPE::rope) {
-    const auto td = static_cast<std::ptrdiff_t>(H * d), kd = static_cast<std::ptrdiff_t>(KV * d),
-               hd = static_cast<std::ptrdiff_t>(d);
-    const Heads<float> qk[] = {{qf.data(), n, s.heads, td, hd}, {kf.data(), n, s.kv_count(), kd, hd}};
-    rope_apply<float>(s.rope(), positions, qk);
+    const auto hd = static_cast<std::ptrdiff_t>(d);
+    const Heads<float> qk[] = {{qf.data(), nq, s.heads, td, hd}, {kf.data(), n, s.kv_count(), kd, hd}};
+    if (nq == n) {  // one call: each token's cos and sin serve Q and K
+      rope_apply<float>(s.rope(), positions, qk);
+    } else {
+      rope_apply<float>(s.rope(), q_positions, std::span(qk).first(1));
+      rope_apply<float>(s.rope(), positions, std::span(qk).last(1));
+    }
   }
   std::vector<float> table;
   if (s.pe == AttentionPE::shaw) {
@@ -261,7 +270,7 @@ void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, 
                                                         : detail::Bias::none;
   detail::attention(storage_of<T>(), {qf.data(), kf.data(), vf.data(), n, s.heads, s.head_dim, s.causal,
                                       static_cast<float>(s.effective_scale()), bias, m.data(), table.data(), K,
-                                      positions.data(), out, scratch.data(), s.kv_count(), s.window});
+                                      positions.data(), out, scratch.data(), s.kv_count(), s.window, nq});
 }
 
 #define PECHECK_AVX2_INSTANTIATE(T)                                                                               \

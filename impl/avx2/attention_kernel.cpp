@@ -24,15 +24,17 @@ struct Head {
   std::size_t H, d, keys;  // keys: KT's row stride (see kt_stride)
   std::size_t h;
   std::size_t KV, g;  // K/V heads, and the one query head h reads
+  std::size_t off;    // query row i is token off + i (n - queries: bottom-right)
   const float* q(std::size_t i) const { return c.q + (i * H + h) * d; }
   const float* k(std::size_t j) const { return c.k + (j * KV + g) * d; }
   const float* v(std::size_t j) const { return c.v + (j * KV + g) * d; }
-  /// Keys query i may see: [first(i), limit(i)).
-  std::size_t limit(std::size_t i) const { return c.causal && i + 1 < c.n ? i + 1 : c.n; }
+  /// Keys query row i may see: [first(i), limit(i)).
+  std::size_t limit(std::size_t i) const { return c.causal && off + i + 1 < c.n ? off + i + 1 : c.n; }
   std::size_t first(std::size_t i) const {
-    const auto w = static_cast<std::size_t>(c.window);
-    return w > 0 && i + 1 > w ? i + 1 - w : 0;
+    const auto w = static_cast<std::size_t>(c.window), t = off + i;
+    return w > 0 && t + 1 > w ? t + 1 - w : 0;
   }
+  std::int64_t position(std::size_t i) const { return c.positions[off + i]; }
 };
 
 /// KT[col * keys + j] = k_j[col] for the head; columns past n are zero.
@@ -84,7 +86,7 @@ void block_logits(const Head& hd, const float* KT, const float* proj, std::size_
         l = kNegInf;
         continue;
       }
-      const std::int64_t rel = c.positions[j] - c.positions[i];
+      const std::int64_t rel = c.positions[j] - hd.position(i);
       if (c.bias == Bias::shaw)
         l += c.scale * proj[i * static_cast<std::size_t>(2 * K + 1) +
                             static_cast<std::size_t>((rel < -K ? -K : (rel > K ? K : rel)) + K)];
@@ -182,22 +184,23 @@ void attention_impl(const AttentionCall& c) {
   float* P = L + Bq * Bk;
   auto* out = static_cast<typename Io<S>::T*>(c.out);
   const std::size_t KV = c.kv_heads > 0 ? static_cast<std::size_t>(c.kv_heads) : H, group = H / KV;
+  const std::size_t nq = c.queries > 0 ? c.queries : c.n;
   for (std::size_t h = 0; h < H; ++h) {
-    const Head hd{c, H, d, keys, h, KV, h / group};
+    const Head hd{c, H, d, keys, h, KV, h / group, c.n - nq};
     if (h % group == 0) {  // a group's query heads share its K and V: transposed once per group
       transpose_keys(hd, KT);
       for (std::size_t j = 0; j < c.n; ++j)  // this K/V head's values, contiguous
         for (std::size_t col = 0; col < d; ++col) V[j * d + col] = hd.v(j)[col];
     }
     if (c.bias == Bias::shaw)  // q_i . r_t once per (query, distance), looked up per key
-      for (std::size_t i = 0; i < c.n; ++i)
+      for (std::size_t i = 0; i < nq; ++i)
         for (std::size_t t = 0; t < R; ++t) {
           float sum = 0;
           for (std::size_t col = 0; col < d; ++col) sum = std::fma(hd.q(i)[col], c.shaw_table[t * d + col], sum);
           proj[i * R + t] = sum;
         }
-    for (std::size_t i0 = 0; i0 < c.n; i0 += Bq) {
-      const std::size_t rows = c.n - i0 < Bq ? c.n - i0 : Bq;
+    for (std::size_t i0 = 0; i0 < nq; i0 += Bq) {
+      const std::size_t rows = nq - i0 < Bq ? nq - i0 : Bq;
       RowState st[Bq];
       for (std::size_t x = 0; x < Bq * d; ++x) acc[x] = 0;
       const std::size_t kend = hd.limit(i0 + rows - 1);

@@ -96,8 +96,8 @@ void t5(Storage, const T5Call&);
 
 enum class Bias { none, alibi, shaw };
 
-/// Attention on fp32 copies of q (n, heads, head_dim), k and v (n, kv_heads, head_dim) with the PE
-/// already applied.
+/// Attention on fp32 copies of q (queries, heads, head_dim), k and v (n, kv_heads, head_dim) with
+/// the PE already applied.
 struct AttentionCall {
   const float *q = nullptr, *k = nullptr, *v = nullptr;
   std::size_t n = 0;
@@ -113,8 +113,10 @@ struct AttentionCall {
   float* scratch = nullptr;  ///< attention_scratch_floats(...)
   /// K and V are (n, kv_heads, head_dim); query head h reads K/V head h / (heads / kv_heads).
   int kv_heads = 0;
-  /// Sliding window (causal): query i sees keys (i - window, i]; 0 means none.
+  /// Sliding window (causal): token i sees keys (i - window, i]; 0 means none.
   int window = 0;
+  /// Query rows (0: n): q and out hold tokens n - queries .. n - 1 (the mask aligned bottom-right).
+  std::size_t queries = 0;
 };
 inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
 /// Row stride of the transposed K: whole key blocks plus 16 floats, so that its rows (one per head

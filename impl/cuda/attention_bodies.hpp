@@ -31,16 +31,18 @@ struct WidenBody {
   }
 };
 
-/// Adds a row of the PE table to every one of Q, K and V (identity projections), in float.
+/// Adds a row of the PE table to every one of Q, K and V (identity projections), in float; Q
+/// holds the last tokens only, from element q_from of the table on.
 struct AddPeBody {
   struct Args {
     float *q, *k, *v;
     const float* pe;
     std::int64_t count;
+    std::int64_t q_from;
   };
   static std::int64_t threads(const Args& a) { return a.count; }
   PECHECK_HOST_DEVICE static void run(std::int64_t idx, const Args& a) {
-    a.q[idx] += a.pe[idx];
+    if (idx >= a.q_from) a.q[idx - a.q_from] += a.pe[idx];
     a.k[idx] += a.pe[idx];
     a.v[idx] += a.pe[idx];
   }
@@ -48,7 +50,7 @@ struct AddPeBody {
 
 template <class T>
 struct AttentionArgs {
-  T* out;                  ///< (n, heads, d)
+  T* out;                  ///< (queries, heads, d)
   const float *q, *k, *v;  ///< float working copies, PE already applied
   const float* shaw;       ///< (2K + 1, d) for pe == 4
   const double* slopes;    ///< (heads) for pe == 3
@@ -59,14 +61,21 @@ struct AttentionArgs {
   double scale;
   int pe;  ///< numbered as pecheck::AttentionPE: 3 ALiBi, 4 Shaw enter the scores here
   int max_distance;
-  int kv_heads;  ///< k, v are (n, kv_heads, d); 0 means heads
-  int window;    ///< 0, or the sliding window: query i sees keys (i - window, i]
+  int kv_heads;          ///< k, v are (n, kv_heads, d); 0 means heads
+  int window;            ///< 0, or the sliding window: token t sees keys (t - window, t]
+  std::int64_t queries;  ///< q and out rows: tokens n - queries .. n - 1 (the mask aligned bottom-right)
 };
 
-/// The first key query i sees.
+/// The token of query row i.
 template <class T>
-PECHECK_HOST_DEVICE inline std::int64_t first_key(const AttentionArgs<T>& a, std::int64_t i) {
-  return a.window > 0 && i + 1 > a.window ? i + 1 - a.window : 0;
+PECHECK_HOST_DEVICE inline std::int64_t query_token(const AttentionArgs<T>& a, std::int64_t i) {
+  return a.n - a.queries + i;
+}
+
+/// The first key token t sees.
+template <class T>
+PECHECK_HOST_DEVICE inline std::int64_t first_key(const AttentionArgs<T>& a, std::int64_t t) {
+  return a.window > 0 && t + 1 > a.window ? t + 1 - a.window : 0;
 }
 
 /// Row j of K (or V) for query head h: its group's K/V head h / (heads / kv_heads).
@@ -82,9 +91,9 @@ PECHECK_HOST_DEVICE inline std::int64_t kv_row(const AttentionArgs<T>& a, std::i
 template <class T>
 struct AttentionBody {
   using Args = AttentionArgs<T>;
-  static std::int64_t threads(const Args& a) { return a.n * a.heads; }
+  static std::int64_t threads(const Args& a) { return a.queries * a.heads; }
   PECHECK_HOST_DEVICE static void run(std::int64_t idx, const Args& a) {
-    const std::int64_t i = idx / a.heads;
+    const std::int64_t i = query_token(a, idx / a.heads);  // the token; q and out rows are idx / heads
     const int h = static_cast<int>(idx % a.heads), d = a.d;
     const std::int64_t keys = a.causal ? i + 1 : a.n;
     const float* qi = a.q + idx * d;
@@ -146,13 +155,13 @@ struct AttentionTileBody {
     double m, sum;
   };
 
-  static std::int64_t blocks(const Args& a) { return (a.n + kThreads - 1) / kThreads * a.heads; }
+  static std::int64_t blocks(const Args& a) { return (a.queries + kThreads - 1) / kThreads * a.heads; }
 
-  /// Block b holds queries [i0, i0 + kThreads) of head b % heads.
+  /// Block b holds query rows [i0, i0 + kThreads) of head b % heads (tokens from query_token(i0)).
   PECHECK_HOST_DEVICE static std::int64_t first_query(std::int64_t b, const Args& a) { return b / a.heads * kThreads; }
 
   PECHECK_HOST_DEVICE static int tiles(std::int64_t b, const Args& a) {
-    const std::int64_t end = first_query(b, a) + kThreads;
+    const std::int64_t end = query_token(a, first_query(b, a) + kThreads);
     const std::int64_t keys = a.causal && end < a.n ? end : a.n;  // a causal block sees no later key
     return static_cast<int>((keys + kKeys - 1) / kKeys);
   }
@@ -162,7 +171,7 @@ struct AttentionTileBody {
     const int h = static_cast<int>(b % a.heads);
     PECHECK_UNROLL
     for (int c = 0; c < DMax; ++c) {
-      st.q[c] = c < a.d && i < a.n ? a.q[(i * a.heads + h) * a.d + c] : 0.0f;
+      st.q[c] = c < a.d && i < a.queries ? a.q[(i * a.heads + h) * a.d + c] : 0.0f;
       st.acc[c] = 0.0f;
     }
     st.m = -HUGE_VAL;
@@ -185,8 +194,9 @@ struct AttentionTileBody {
 
   PECHECK_HOST_DEVICE static void consume(std::int64_t b, int tile, int tid, const Args& a, const float* shared,
                                           State& st) {
-    const std::int64_t i = first_query(b, a) + tid;
-    if (i >= a.n) return;
+    const std::int64_t row = first_query(b, a) + tid;
+    if (row >= a.queries) return;
+    const std::int64_t i = query_token(a, row);
     const int h = static_cast<int>(b % a.heads);
     const std::int64_t j0 = static_cast<std::int64_t>(tile) * kKeys;
     std::int64_t last = j0 + kKeys - 1;  // the last key this thread takes from the tile
@@ -222,7 +232,7 @@ struct AttentionTileBody {
 
   PECHECK_HOST_DEVICE static void finish(std::int64_t b, int tid, const Args& a, const State& st) {
     const std::int64_t i = first_query(b, a) + tid;
-    if (i >= a.n) return;
+    if (i >= a.queries) return;
     const int h = static_cast<int>(b % a.heads);
     T* row = a.out + (i * a.heads + h) * a.d;
     PECHECK_UNROLL

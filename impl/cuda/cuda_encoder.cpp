@@ -103,7 +103,8 @@ class CudaEncoder final : public Encoder {
                                        .rope_interleaved = s.rope_layout == RopeLayout::interleaved,
                                        .shaw_max_distance = s.shaw_max_distance,
                                        .kv_heads = s.kv_heads,
-                                       .window = s.window};
+                                       .window = s.window,
+                                       .queries = s.queries};
     launcher_.attention(storage(dt), launch, positions.data(), positions.size(), q.data(), k.data(), v.data(),
                         shaw_table.data(), s.pe == AttentionPE::shaw ? shaw_table.size() : 0, slopes.data(),
                         freqs.data(), freqs.size(), out.data());

@@ -295,11 +295,13 @@ class TargetLauncher final : public Launcher {
   void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n, const float* q,
                  const float* k, const float* v, const float* shaw_table, std::size_t shaw_size, const double* slopes,
                  const angles::Frequency* freqs, std::size_t freq_count, float* out) const override {
-    if (n == 0) return;
-    const std::size_t count = n * static_cast<std::size_t>(a.heads) * static_cast<std::size_t>(a.head_dim);
+    if (n == 0 || a.query_count(n) == 0) return;
+    // Q and the output hold the last nq tokens (a decode step: one), K and V all n.
+    const std::size_t nq = a.query_count(n), width = static_cast<std::size_t>(a.heads * a.head_dim);
+    const std::size_t count = nq * width;
     const std::size_t kv_count = n * static_cast<std::size_t>(a.kv_count()) * static_cast<std::size_t>(a.head_dim);
     const auto c64 = static_cast<std::int64_t>(count), kv64 = static_cast<std::int64_t>(kv_count),
-               n64 = static_cast<std::int64_t>(n);
+               n64 = static_cast<std::int64_t>(n), nq64 = static_cast<std::int64_t>(nq);
     with_storage(dt, [&](auto tag) {
       using T = decltype(tag);
       Buffer<T> od(count), qs(count), ks(kv_count), vs(kv_count);
@@ -319,21 +321,23 @@ class TargetLauncher final : public Launcher {
       if (shaw_size) shaw.upload(shaw_table);
       if (a.pe == 3) sd.upload(slopes);
       if (freq_count) fd.upload(freqs);
-      const int width = a.heads * a.head_dim;
+      const int w = a.heads * a.head_dim;
       if (a.pe == 1) {  // the sinusoid of width heads*head_dim, in float, added to Q, K and V
-        Buffer<float> table(count);
-        launch_sinusoid<Target, float>(target_,
-                                       {table.data(), pd.data(), fd.data(), n64, width, 0, width / 2, true, -1},
+        Buffer<float> table(n * width);
+        launch_sinusoid<Target, float>(target_, {table.data(), pd.data(), fd.data(), n64, w, 0, w / 2, true, -1},
                                        consecutive(positions, n));
-        target_.template run<AddPeBody>({qf.data(), kf.data(), vf.data(), table.data(), c64}, "add_pe_kernel");
-      } else if (a.pe == 2) {  // RoPE on Q (heads) and K (kv heads), in float
-        for (const auto& [x, heads] : {std::pair{qf.data(), a.heads}, std::pair{kf.data(), a.kv_count()}})
-          launch_rope<Target, float>(
-              target_, {x, pd.data(), fd.data(), n64, heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
+        target_.template run<AddPeBody>(
+            {qf.data(), kf.data(), vf.data(), table.data(), kv64, static_cast<std::int64_t>((n - nq) * width)},
+            "add_pe_kernel");
+      } else if (a.pe == 2) {  // RoPE on Q (heads; its tokens' positions) and K (kv heads), in float
+        launch_rope<Target, float>(target_, {qf.data(), pd.data() + (n64 - nq64), fd.data(), nq64, a.heads, a.head_dim,
+                                             0, a.head_dim / 2, a.rope_interleaved, 1.0});
+        launch_rope<Target, float>(target_, {kf.data(), pd.data(), fd.data(), n64, a.kv_count(), a.head_dim, 0,
+                                             a.head_dim / 2, a.rope_interleaved, 1.0});
       }
       const AttentionArgs<T> args{
-          od.data(), qf.data(),  kf.data(), vf.data(), shaw.data(), sd.data(),           pd.data(),  n64,
-          a.heads,   a.head_dim, a.causal,  a.scale,   a.pe,        a.shaw_max_distance, a.kv_heads, a.window};
+          od.data(),  qf.data(), kf.data(), vf.data(), shaw.data(),         sd.data(),  pd.data(), n64, a.heads,
+          a.head_dim, a.causal,  a.scale,   a.pe,      a.shaw_max_distance, a.kv_heads, a.window,  nq64};
       launch_attention<Target, T>(target_, args);
       collect(od, count, "attention_kernel", out);
     });

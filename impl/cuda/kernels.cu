@@ -190,8 +190,8 @@ void attention_on_device(Storage dt, const AttentionLaunch& a, const std::int64_
                          const double* slopes, void* out) {
   if (a.pe == 1 || a.pe == 4) throw std::invalid_argument("attention_on_device takes no PE, RoPE or ALiBi");
   const DeviceTarget target{false};
-  const auto n64 = static_cast<std::int64_t>(n);
-  const std::int64_t count = n64 * a.heads * a.head_dim, kv_count = n64 * a.kv_count() * a.head_dim;
+  const auto n64 = static_cast<std::int64_t>(n), nq = static_cast<std::int64_t>(a.query_count(n));
+  const std::int64_t count = nq * a.heads * a.head_dim, kv_count = n64 * a.kv_count() * a.head_dim;
   float *qf = scratch, *kf = scratch + count, *vf = scratch + count + kv_count;
   with_storage(dt, [&](auto tag) {
     using T = decltype(tag);
@@ -199,13 +199,14 @@ void attention_on_device(Storage dt, const AttentionLaunch& a, const std::int64_
     target.run<WidenBody<T>>({kf, static_cast<const T*>(k), kv_count}, "widen_kernel");
     target.run<WidenBody<T>>({vf, static_cast<const T*>(v), kv_count}, "widen_kernel");
     if (a.pe == 2) {
-      launch_rope<DeviceTarget, float>(
-          target, {qf, positions, freqs, n64, a.heads, a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
+      launch_rope<DeviceTarget, float>(target, {qf, positions + (n64 - nq), freqs, nq, a.heads, a.head_dim, 0,
+                                                a.head_dim / 2, a.rope_interleaved, 1.0});
       launch_rope<DeviceTarget, float>(
           target, {kf, positions, freqs, n64, a.kv_count(), a.head_dim, 0, a.head_dim / 2, a.rope_interleaved, 1.0});
     }
-    launch_attention<DeviceTarget, T>(target, {static_cast<T*>(out), qf, kf, vf, nullptr, slopes, positions, n64,
-                                               a.heads, a.head_dim, a.causal, a.scale, a.pe, 0, a.kv_heads, a.window});
+    launch_attention<DeviceTarget, T>(
+        target, {static_cast<T*>(out), qf, kf, vf, nullptr, slopes, positions, n64, a.heads, a.head_dim, a.causal,
+                 a.scale, a.pe, 0, a.kv_heads, a.window, nq});
   });
 }
 

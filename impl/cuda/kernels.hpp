@@ -48,8 +48,10 @@ struct AttentionLaunch {
   bool rope_interleaved = false;
   int shaw_max_distance = 0;
   int kv_heads = 0;  ///< K/V heads (0: heads); query head h reads K/V head h / (heads / kv_heads)
-  int window = 0;    ///< sliding window (causal): query i sees keys (i - window, i]; 0 none
+  int window = 0;    ///< sliding window (causal): token i sees keys (i - window, i]; 0 none
+  int queries = 0;   ///< q and out rows, the last tokens (0: all n); the mask aligned bottom-right
   int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
+  std::size_t query_count(std::size_t n) const { return queries > 0 ? static_cast<std::size_t>(queries) : n; }
 };
 constexpr int kMaxAttentionHeadDim = 256;  ///< the per-thread accumulator's size
 

@@ -18,19 +18,21 @@ struct Prepared {
   std::vector<float> q, k, v;
 };
 
+/// Q holds the last query_count(n) tokens, each encoded at its own token's position.
 Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> positions, std::span<const float> q,
                         std::span<const float> k, std::span<const float> v) {
   Prepared p{{q.begin(), q.end()}, {k.begin(), k.end()}, {v.begin(), v.end()}};
+  const std::size_t q_from = s.query_offset(positions.size()) * static_cast<std::size_t>(s.width());
   if (s.pe == AttentionPE::sinusoidal) {
     std::vector<float> pe(positions.size() * static_cast<std::size_t>(s.width()));
     sinusoidal_table(s.sinusoidal(), DType::f32, positions, pe);
     for (std::size_t i = 0; i < pe.size(); ++i) {
-      p.q[i] += pe[i];
+      if (i >= q_from) p.q[i - q_from] += pe[i];
       p.k[i] += pe[i];
       p.v[i] += pe[i];
     }
   } else if (s.pe == AttentionPE::rope) {
-    rope_apply(s.rope(), DType::f32, s.heads, positions, p.q);
+    rope_apply(s.rope(), DType::f32, s.heads, positions.subspan(s.query_offset(positions.size())), p.q);
     rope_apply(s.rope(), DType::f32, s.kv_count(), positions, p.k);
   }
   return p;
@@ -41,7 +43,7 @@ Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> po
 void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
                std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
                std::span<float> out) {
-  const std::size_t n = positions.size();
+  const std::size_t n = positions.size(), nq = s.query_count(n), off = s.query_offset(n);
   shapes::attention(s, n, q.size(), k.size(), v.size(), shaw_table.size(), out.size());
   const Prepared x = prepare_inputs(s, positions, q, k, v);
   const std::size_t H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
@@ -54,20 +56,21 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
   for (std::size_t h = 0; h < H; ++h) {
     const std::size_t g = static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)));
     const double slope = s.pe == AttentionPE::alibi ? alibi::slope(static_cast<int>(h), s.heads) : 0.0;
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::size_t keys = s.causal ? i + 1 : n;
+    for (std::size_t i = 0; i < nq; ++i) {
+      const std::size_t t = off + i;  // the query's token: the mask and the biases read its index
+      const std::size_t keys = s.causal ? t + 1 : n;
       float m = -std::numeric_limits<float>::infinity();
-      const std::size_t first = s.first_key(i);
+      const std::size_t first = s.first_key(t);
       for (std::size_t j = first; j < keys; ++j) {
         float dot = 0;
         for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * x.k[kv_at(j, g) + c];
         if (s.pe == AttentionPE::shaw) {
-          const auto r = static_cast<std::size_t>(std::clamp(positions[j] - positions[i], -K, K) + K) * d;
+          const auto r = static_cast<std::size_t>(std::clamp(positions[j] - positions[t], -K, K) + K) * d;
           for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * shaw_table[r + c];
         }
         float l = scale * dot;
         if (s.pe == AttentionPE::alibi) {
-          const double dist = static_cast<double>(positions[i] - positions[j]);
+          const double dist = static_cast<double>(positions[t] - positions[j]);
           l += static_cast<float>(-slope * (s.causal ? dist : std::fabs(dist)));
         }
         logits[j] = l;

@@ -54,6 +54,7 @@ Json spec_json(const AttentionSpec& s) {
   return {{"heads", s.heads},
           {"kv_heads", s.kv_count()},
           {"window", s.window},
+          {"queries", s.queries},
           {"head_dim", s.head_dim},
           {"causal", s.causal},
           {"scale", s.effective_scale()},

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define PECHECK_ABI_VERSION 1u
-#define PECHECK_ABI_REVISION 1u /* additions within version 1 that a plugin opts into (pecheck_plugin) */
+#define PECHECK_ABI_REVISION 2u /* additions within version 1 that a plugin opts into (pecheck_plugin) */
 #define PECHECK_MAX_RANK 4
 
 typedef int32_t pecheck_status;
@@ -177,7 +177,18 @@ typedef struct pecheck_t5_spec {
 #define PECHECK_PE_ALIBI 3      /* ALiBi slopes added to the scores */
 #define PECHECK_PE_SHAW 4       /* q_i . r(p_j - p_i) added to the scores before scaling */
 
-/* out = softmax(scale * S + B) V per head; q, k, v, out (n, heads, head_dim). */
+/* out = softmax(scale * S + B) V per head, over n tokens (one position each): q and out
+ * (queries, heads, head_dim), k and v (n, kv_heads, head_dim).
+ * Revision 2 appends kv_heads, window and queries; pecheck sets them for every plugin but sends
+ * the cases that need them (kv_heads < heads, window > 0, queries < n) only to plugins of
+ * abi_revision >= 2, so a plugin built before reads a spec whose new fields are heads, 0 and n.
+ *   kv_heads  K/V heads, dividing heads: query head h reads K/V head h / (heads / kv_heads), each
+ *             K/V head serving a consecutive group (HF's repeat_kv); 1 is MQA
+ *   window    0, or a causal sliding window (Mistral's): token i sees the keys i - window < j <= i
+ *   queries   rows of q and out: the last `queries` of the n tokens, a KV-cache decode step (1)
+ *             or a chunk; query row r is token n - queries + r, encoded at that token's position,
+ *             and under the causal mask sees keys j <= n - queries + r (aligned bottom-right, as
+ *             flash-attn >= 2.1; not PyTorch's top-left is_causal) */
 typedef struct pecheck_attention_spec {
   int32_t heads;
   int32_t head_dim;
@@ -187,6 +198,10 @@ typedef struct pecheck_attention_spec {
   double pe_base;
   int32_t rope_layout;
   int32_t shaw_max_distance;
+  int32_t kv_heads; /* revision 2 */
+  int32_t window;   /* revision 2 */
+  int32_t queries;  /* revision 2 */
+  int32_t reserved;
 } pecheck_attention_spec;
 
 #define PECHECK_MROPE_SECTIONED 0   /* pairs [0,s0) temporal, [s0,s0+s1) height, the rest width: Qwen2-VL */
@@ -232,7 +247,9 @@ typedef struct pecheck_plugin {
                                 pecheck_tensor x);
   /* Appended with LongRoPE: PECHECK_ABI_REVISION when the plugin implements what that revision
    * adds, else 0 (or a descriptor that ends before it). Revision 1: PECHECK_SCALING_LONGROPE and
-   * the rope spec's factor lists; pecheck sends LongRoPE calls to no plugin below it. */
+   * the rope spec's factor lists; pecheck sends LongRoPE calls to no plugin below it. Revision 2:
+   * the attention spec's kv_heads, window and queries (grouped-query, sliding-window and decode
+   * attention); pecheck sends such cases to no plugin below it. */
   uint32_t abi_revision;
 } pecheck_plugin;
 

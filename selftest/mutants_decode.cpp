@@ -1,0 +1,98 @@
+// Mutants of KV-cache decode: calls with fewer queries than keys (spec.queries), where the query
+// block is the last tokens. Each plants a bug real decode paths shipped: the query rotated at the
+// wrong position, or the causal mask aligned to the top-left corner.
+#include <cstdint>
+#include <vector>
+
+#include "selftest/forwarding_encoder.hpp"
+#include "selftest/mutants.hpp"
+
+namespace pecheck::selftest {
+
+namespace {
+
+/// A decode call (queries < n) without a PE or with RoPE, done as the bug does it: Q and K rotated
+/// here (Q at `query_position`), then plain attention by `attend`. Every other call, and every
+/// other PE, goes to the correct kernel.
+struct DecodeRewrite : Forwarding {
+  using Forwarding::Forwarding;
+  /// The position query row r is rotated at, of a call whose query rows start at token off.
+  virtual std::int64_t query_position(std::span<const std::int64_t> p, std::size_t off, std::size_t r) const {
+    return p[off + r];
+  }
+  /// Attention of the rotated inputs (plain.pe is none): the correct kernel unless overridden.
+  virtual void attend(const Attention& plain) { inner_->run(plain); }
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    if (s.queries == 0 || (s.pe != AttentionPE::none && s.pe != AttentionPE::rope)) return inner_->run(c);
+    c.check();
+    const std::size_t n = p.size(), nq = s.query_count(n), off = s.query_offset(n);
+    std::vector<float> qr(q.begin(), q.end()), kr(k.begin(), k.end());
+    if (s.pe == AttentionPE::rope) {
+      std::vector<std::int64_t> qp(nq);
+      for (std::size_t r = 0; r < nq; ++r) qp[r] = query_position(p, off, r);
+      inner_->run(RopeApply{s.rope(), DType::f32, s.heads, qp, qr});
+      inner_->run(RopeApply{s.rope(), DType::f32, s.kv_count(), p, kr});
+    }
+    AttentionSpec plain = s;
+    plain.pe = AttentionPE::none;
+    attend(Attention{plain, dt, p, qr, kr, v, t, o});
+  }
+};
+
+/// The query of a decode step rotated at its index in the call, not its token's position: the
+/// cache length never added, so a one-token step sits at position 0.
+struct DecodeRopeCacheNotAdded : DecodeRewrite {
+  DecodeRopeCacheNotAdded() : DecodeRewrite("mutant-attention-decode-rope-cache-not-added") {}
+  std::int64_t query_position(std::span<const std::int64_t> p, std::size_t, std::size_t r) const override {
+    return p[r];
+  }
+};
+
+/// The query of a decode step rotated one position too far: its position taken as the cache
+/// length counted after the new token was appended.
+struct DecodeRopeOffByOne : DecodeRewrite {
+  DecodeRopeOffByOne() : DecodeRewrite("mutant-attention-decode-rope-off-by-one") {}
+  std::int64_t query_position(std::span<const std::int64_t> p, std::size_t off, std::size_t r) const override {
+    return p[off + r] + 1;
+  }
+};
+
+/// The causal mask aligned to the top-left corner when queries are fewer than keys: query row r
+/// sees keys 0..r (PyTorch SDPA's is_causal, flash-attn before 2.1), not 0..n - queries + r.
+/// Positions stay right; only the mask is wrong. Row by row: a one-query call over r + 1 keys.
+struct AttentionMaskTopLeft : DecodeRewrite {
+  AttentionMaskTopLeft() : DecodeRewrite("mutant-attention-mask-top-left") {}
+  void attend(const Attention& plain) override {
+    const auto& [s, dt, p, q, k, v, t, o] = plain;
+    if (!s.causal) return inner_->run(plain);
+    const std::size_t w = static_cast<std::size_t>(s.width()), kw = static_cast<std::size_t>(s.kv_width());
+    AttentionSpec one = s;
+    one.queries = 1;
+    for (std::size_t r = 0; r < s.query_count(p.size()); ++r)
+      inner_->run(Attention{one, dt, p.first(r + 1), q.subspan(r * w, w), k.first((r + 1) * kw), v.first((r + 1) * kw),
+                            t, o.subspan(r * w, w)});
+  }
+};
+
+}  // namespace
+
+std::vector<Mutant> decode_mutants() {
+  return {
+      {"decode step's RoPE without the cache length",
+       "the query of a decode step rotated at its index in the call (position 0 for one token): executorch PR 2010 "
+       "(rotary tables not sliced from start_pos in the KV-cache branch), moeut PR 6 (the query offset taken before "
+       "the cache was concatenated)",
+       "attention.decode_equivalence", make_mutant<DecodeRopeCacheNotAdded>},
+      {"decode step's RoPE one position too far",
+       "the decode query rotated at the cache length counted after the append: onnxruntime-genai PR 2354 "
+       "(past_sequence_lengths including the token being processed, RoPE positions one step too far)",
+       "attention.decode_equivalence", make_mutant<DecodeRopeOffByOne>},
+      {"causal mask aligned top-left when queries are fewer than keys",
+       "query r sees keys 0..r instead of 0..n - queries + r: PyTorch SDPA's is_causal (pytorch issue 108108), "
+       "flash-attn before 2.1 (flash-attention issue 402), CUTLASS Blackwell FMHA (cutlass issue 2336)",
+       "attention.decode_equivalence", make_mutant<AttentionMaskTopLeft>},
+  };
+}
+
+}  // namespace pecheck::selftest
