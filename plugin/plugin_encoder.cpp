@@ -18,6 +18,27 @@ namespace pecheck::plugin {
 
 namespace {
 
+/// RoPE's spec as the ABI spells it (its LongRoPE lists point into `s`, which must outlive it).
+pecheck_rope_spec abi_rope_spec(const RopeSpec& s) {
+  const RopeScaling& r = s.scaling;
+  const bool longrope = r.kind == RopeScalingKind::longrope;
+  return {.head_dim = s.head_dim,
+          .rotary_dim = s.rotary_dim,
+          .layout = s.layout == RopeLayout::interleaved ? PECHECK_ROPE_INTERLEAVED : PECHECK_ROPE_HALF_SPLIT,
+          .scaling = static_cast<std::int32_t>(r.kind),  // the ABI numbers them in our order
+          .base = s.base,
+          .factor = r.factor,
+          .original_max_position = r.original_max_position,
+          .seq_len = r.seq_len,
+          .beta_fast = r.beta_fast,
+          .beta_slow = r.beta_slow,
+          .low_freq_factor = r.low_freq_factor,
+          .high_freq_factor = r.high_freq_factor,
+          .short_factor = longrope ? r.short_factor.data() : nullptr,
+          .long_factor = longrope ? r.long_factor.data() : nullptr,
+          .attention_factor = r.attention_factor};
+}
+
 thread_local std::string g_message;  // the plugin's explanation of its last status
 
 void set_message(const char* m) {
@@ -226,23 +247,7 @@ class PluginEncoder final : public Encoder {
     if (r.kind == RopeScalingKind::longrope && abi_revision(p_) < 1)
       throw Unsupported(
           fmt::format("{} does not offer LongRoPE (its descriptor's abi_revision is below 1)", decl_.name));
-    const bool longrope = r.kind == RopeScalingKind::longrope;
-    const pecheck_rope_spec c{
-        .head_dim = s.head_dim,
-        .rotary_dim = s.rotary_dim,
-        .layout = s.layout == RopeLayout::interleaved ? PECHECK_ROPE_INTERLEAVED : PECHECK_ROPE_HALF_SPLIT,
-        .scaling = static_cast<std::int32_t>(r.kind),  // the ABI numbers them in our order
-        .base = s.base,
-        .factor = r.factor,
-        .original_max_position = r.original_max_position,
-        .seq_len = r.seq_len,
-        .beta_fast = r.beta_fast,
-        .beta_slow = r.beta_slow,
-        .low_freq_factor = r.low_freq_factor,
-        .high_freq_factor = r.high_freq_factor,
-        .short_factor = longrope ? r.short_factor.data() : nullptr,
-        .long_factor = longrope ? r.long_factor.data() : nullptr,
-        .attention_factor = r.attention_factor};
+    const pecheck_rope_spec c = abi_rope_spec(s);
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
     const auto xt = call.in_out("x", x, {i64(positions.size()), heads, s.head_dim});
@@ -299,10 +304,13 @@ class PluginEncoder final : public Encoder {
     // Grouped-query, windowed and decode cases need revision 2's fields: a plugin built before
     // declines them (discarded; its other cases still run) and never reads past what it knows.
     const std::size_t n = positions.size(), nq = s.query_count(n);
-    if ((s.kv_count() != s.heads || s.window > 0 || nq != n) && abi_revision(p_) < 2)
-      throw Unsupported(fmt::format("{} does not offer grouped-query, sliding-window or decode attention (its "
-                                    "descriptor's abi_revision is below 2)",
-                                    decl_.name));
+    if ((s.kv_count() != s.heads || s.window > 0 || nq != n || s.rope_extended()) && abi_revision(p_) < 2)
+      throw Unsupported(
+          fmt::format("{} does not offer grouped-query, sliding-window, decode or partial/scaled RoPE "
+                      "attention (its descriptor's abi_revision is below 2)",
+                      decl_.name));
+    const RopeSpec rope = s.rope();  // outlives the call: its LongRoPE lists are read through `c.rope`
+    const pecheck_rope_spec rope_c = abi_rope_spec(rope);
     const pecheck_attention_spec c{
         .heads = s.heads,
         .head_dim = s.head_dim,
@@ -315,7 +323,8 @@ class PluginEncoder final : public Encoder {
         .kv_heads = s.kv_count(),
         .window = s.window,
         .queries = static_cast<std::int32_t>(nq),
-        .reserved = 0};
+        .reserved = 0,
+        .rope = s.pe == AttentionPE::rope ? &rope_c : nullptr};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
     const std::vector<std::int64_t> q_shape{i64(nq), s.heads, s.head_dim}, kv_shape{i64(n), s.kv_count(), s.head_dim};

@@ -14,10 +14,11 @@ namespace {
 /// Short cases against the 50-digit reference, and one in four long (across key tiles) against
 /// the double oracle (verify prints the share with n > 128); grouped-query in two short cases in
 /// five (and MQA in long ones of two heads), sliding windows in four causal cases in seven, and
-/// fewer queries than keys (a decode step or a chunk, the last tokens) in one case in four.
+/// fewer queries than keys (a decode step or a chunk, the last tokens) in one case in four, and
+/// in short RoPE cases RoPE's own spec (partial rotary, a scaling rule) in two in three.
 rc::Gen<AttentionCase> cases(DType dt) {
   return with_queries(with_windows(rc::gen::weightedOneOf<AttentionCase>(
-      {{3, with_grouped_queries(attention_case_gen(dt, all_attention_pes(), true, 1))},
+      {{3, with_rope_rules(with_grouped_queries(attention_case_gen(dt, all_attention_pes(), true, 1)))},
        {1, attention_long_case_gen(dt)}})));
 }
 

@@ -133,6 +133,23 @@ rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases) {
   });
 }
 
+rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases) {
+  return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
+    if (c.spec.pe != AttentionPE::rope) return rc::gen::just(c);
+    const int d = c.spec.head_dim;
+    const auto rotary = rc::gen::weightedOneOf<int>(
+        {{2, rc::gen::just(d)}, {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int p) { return 2 * p; })}});
+    return rc::gen::mapcat(rotary, [c](int rot) {
+      return rc::gen::map(gen::rope_scaling(rot), [c, rot](RopeScaling r) {
+        AttentionCase e = c;
+        e.spec.rotary_dim = rot;
+        e.spec.rope_scaling = r;
+        return e;
+      });
+    });
+  });
+}
+
 std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width) {
   const auto from = x.begin() + static_cast<std::ptrdiff_t>(first * width);
   return {from, from + static_cast<std::ptrdiff_t>(count * width)};

@@ -86,6 +86,12 @@ rc::Gen<AttentionCase> with_windows(rc::Gen<AttentionCase> cases);
 /// bottom-right (spec/conventions.hpp).
 rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases);
 
+/// The same cases with RoPE's own spec drawn in for the RoPE ones: rotary_dim the head (weight
+/// 2) or an even part of it (1), and a scaling rule from gen::rope_scaling (none half the time;
+/// linear, NTK, dynamic NTK, YaRN or Llama 3). For short cases: their reference is the 50-digit
+/// one, whose RoPE computes every rule exactly.
+rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases);
+
 /// Rows [first, first + count) of a (rows, width) tensor.
 std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width);
 inline constexpr std::size_t kOracleMinN = 32;

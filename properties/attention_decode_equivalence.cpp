@@ -28,7 +28,8 @@ rc::Gen<AttentionCase> cases(DType dt) {
     return causal(c);
   };
   const auto base = with_windows(rc::gen::weightedOneOf<AttentionCase>(
-      {{3, rc::gen::map(with_grouped_queries(attention_case_gen(dt, all_attention_pes(), false, 2)), causal)},
+      {{3, rc::gen::map(with_rope_rules(with_grouped_queries(attention_case_gen(dt, all_attention_pes(), false, 2))),
+                        causal)},
        {1, rc::gen::map(attention_long_case_gen(dt), long_case)}}));
   return rc::gen::mapcat(base, [](AttentionCase c) {
     const int n = static_cast<int>(c.n());

@@ -44,9 +44,9 @@ std::vector<Mutant> bias_mutants();
 /// (selftest/mutants_mrope.cpp).
 std::vector<Mutant> mrope_mutants();
 
-/// Mutants of KV-cache decode: the query's RoPE position, the mask's alignment
-/// (selftest/mutants_decode.cpp).
-std::vector<Mutant> decode_mutants();
+/// Mutants of attention as inference engines call it: the decode query's RoPE position, the
+/// mask's alignment, RoPE's scaling and rotary_dim (selftest/mutants_inference.cpp).
+std::vector<Mutant> inference_mutants();
 
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);

@@ -173,7 +173,7 @@ const std::vector<Mutant>& mutants() {
     for (Mutant& m : longrope_mutants()) v.push_back(std::move(m));
     for (Mutant& m : bias_mutants()) v.push_back(std::move(m));
     for (Mutant& m : mrope_mutants()) v.push_back(std::move(m));
-    for (Mutant& m : decode_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : inference_mutants()) v.push_back(std::move(m));
     return v;
   }();
   return with_relational;

@@ -341,6 +341,10 @@ struct AttentionSpec {
   AttentionPE pe = AttentionPE::none;
   double pe_base = 10000.0;  ///< base of the sinusoidal PE or of RoPE
   RopeLayout rope_layout = RopeLayout::half_split;
+  /// The rest of RoPE's own spec (rope()): its rotary_dim, 0 meaning head_dim (partial rotary:
+  /// the first rotary_dim dims of each head turn, the rest pass through), and its scaling rule.
+  int rotary_dim = 0;
+  RopeScaling rope_scaling{};
   int shaw_max_distance = 4;
 
   double effective_scale() const { return scale ? *scale : 1.0 / std::sqrt(double(head_dim)); }
@@ -357,7 +361,13 @@ struct AttentionSpec {
     return window > 0 && i + 1 > static_cast<std::size_t>(window) ? i + 1 - static_cast<std::size_t>(window) : 0;
   }
   SinusoidalSpec sinusoidal() const { return {width(), pe_base, SinusoidalLayout::interleaved}; }
-  RopeSpec rope() const { return {head_dim, head_dim, pe_base, rope_layout}; }
+  RopeSpec rope() const {
+    return {head_dim, rotary_dim == 0 ? head_dim : rotary_dim, pe_base, rope_layout, rope_scaling};
+  }
+  /// Whether RoPE here is more than a full rotation at a base (partial rotary, or a scaling rule).
+  bool rope_extended() const {
+    return pe == AttentionPE::rope && (rope().rotary_dim != head_dim || rope_scaling.kind != RopeScalingKind::none);
+  }
   AlibiSpec alibi() const { return {heads, causal}; }
   ShawSpec shaw() const { return {shaw_max_distance, head_dim}; }
 
@@ -369,6 +379,8 @@ struct AttentionSpec {
       throw std::invalid_argument(fmt::format("attention window must be 0 (none) or > 0 with causal, got {}{}", window,
                                               causal ? "" : " without causal"));
     if (queries < 0) throw std::invalid_argument(fmt::format("attention queries must be >= 0, got {}", queries));
+    if (rotary_dim < 0)
+      throw std::invalid_argument(fmt::format("attention rotary_dim must be >= 0, got {}", rotary_dim));
     if (kv_heads < 0 || (kv_heads > 0 && heads % kv_heads != 0))
       throw std::invalid_argument(fmt::format("attention kv_heads must divide heads ({}), got {}", heads, kv_heads));
     // The sinusoid is added to the embedding that Q, K and V share (identity projections): with
@@ -380,10 +392,12 @@ struct AttentionSpec {
     if (pe == AttentionPE::shaw) shaw().validate();
   }
   std::string describe() const {
+    // Partial or scaled RoPE prints its whole spec: pe=rope(layout=...,rot=...,yarn(...)).
     return fmt::format("attention(heads={},{}d={},{}{}{},pe={}{})", heads,
                        kv_count() == heads ? std::string() : fmt::format("kv_heads={},", kv_heads), head_dim,
                        causal ? "causal" : "full", window > 0 ? fmt::format(",window={}", window) : std::string(),
-                       queries > 0 ? fmt::format(",queries={}", queries) : std::string(), pe_name(pe),
+                       queries > 0 ? fmt::format(",queries={}", queries) : std::string(),
+                       rope_extended() ? rope().describe() : std::string(pe_name(pe)),
                        scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
   }
 };

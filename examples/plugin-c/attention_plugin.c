@@ -1,5 +1,6 @@
 /* A pecheck attention plugin in plain C, written against ABI revision 2: softmax attention with
- * no position encoding or with RoPE (either pair layout, full rotary, any base), causal or full,
+ * no position encoding or with RoPE (either pair layout, partial rotary, any base, unscaled or
+ * linearly scaled, read from the spec's `rope`), causal or full,
  * grouped-query (kv_heads dividing heads), Mistral's sliding window, and decode calls (fewer
  * queries than keys: the query rows are the last tokens, the causal mask aligned bottom-right),
  * in fp32, bf16 and fp16 storage. Rotations, scores, softmax and sums run in double and each
@@ -33,7 +34,9 @@ static pecheck_status refuse(const pecheck_host* host, pecheck_status status, co
  * token's position when rope is set: positions[t] for row t. */
 static double* rotated_copy(const pecheck_tensor* x, const pecheck_attention_spec* s, const int64_t* positions,
                             int rope) {
-  const int64_t rows = x->shape[0], heads = x->shape[1], d = x->shape[2], pairs = d / 2;
+  const int64_t rows = x->shape[0], heads = x->shape[1], d = x->shape[2];
+  const int64_t rot = rope ? s->rope->rotary_dim : 0, pairs = rot / 2;
+  const double scale = rope && s->rope->scaling == PECHECK_SCALING_LINEAR ? 1.0 / s->rope->factor : 1.0;
   double* out = malloc((size_t)(rows * heads * d) * sizeof(double));
   if (!out) return NULL;
   for (int64_t t = 0; t < rows; ++t)
@@ -42,9 +45,9 @@ static double* rotated_copy(const pecheck_tensor* x, const pecheck_attention_spe
       for (int64_t c = 0; c < d; ++c) row[c] = load(x, t * x->strides[0] + h * x->strides[1] + c * x->strides[2]);
       if (!rope) continue;
       for (int64_t i = 0; i < pairs; ++i) {
-        const int64_t a = s->rope_layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
-        const int64_t b = s->rope_layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
-        const double angle = (double)positions[t] * pow(s->pe_base, -2.0 * (double)i / (double)d);
+        const int64_t a = s->rope->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
+        const int64_t b = s->rope->layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
+        const double angle = (double)positions[t] * (pow(s->rope->base, -2.0 * (double)i / (double)rot) * scale);
         const double c = cos(angle), sn = sin(angle), x1 = row[a], x2 = row[b];
         row[a] = x1 * c - x2 * sn;
         row[b] = x1 * sn + x2 * c;
@@ -59,10 +62,13 @@ static pecheck_status attention(const pecheck_host* host, const pecheck_attentio
   (void)shaw_table;
   if (s->pe != PECHECK_PE_NONE && s->pe != PECHECK_PE_ROPE)
     return refuse(host, PECHECK_UNSUPPORTED, "only attention without a PE or with RoPE is implemented");
+  if (s->pe == PECHECK_PE_ROPE && s->rope->scaling != PECHECK_SCALING_NONE &&
+      s->rope->scaling != PECHECK_SCALING_LINEAR)
+    return refuse(host, PECHECK_UNSUPPORTED, "only unscaled and linearly scaled RoPE are implemented");
   const int64_t n = k.shape[0], nq = s->queries, H = s->heads, KV = s->kv_heads, d = s->head_dim;
   if (q.rank != 3 || k.rank != 3 || v.rank != 3 || out.rank != 3 || q.shape[0] != nq || out.shape[0] != nq ||
       v.shape[0] != n || nq > n || KV <= 0 || H % KV != 0 || q.shape[1] != H || k.shape[1] != KV || q.shape[2] != d ||
-      k.shape[2] != d || (s->pe == PECHECK_PE_ROPE && d % 2 != 0))
+      k.shape[2] != d || (s->pe == PECHECK_PE_ROPE && (s->rope->rotary_dim % 2 != 0 || s->rope->rotary_dim > d)))
     return refuse(host, PECHECK_INVALID, "q, out must be (queries, heads, head_dim), k, v (n, kv_heads, head_dim)");
   const int64_t off = n - nq; /* query row r is token off + r */
   double* qr = rotated_copy(&q, s, positions + off, s->pe == PECHECK_PE_ROPE);

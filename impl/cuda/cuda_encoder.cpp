@@ -104,7 +104,9 @@ class CudaEncoder final : public Encoder {
                                        .shaw_max_distance = s.shaw_max_distance,
                                        .kv_heads = s.kv_heads,
                                        .window = s.window,
-                                       .queries = s.queries};
+                                       .queries = s.queries,
+                                       .rotary_dim = s.rope().rotary_dim,
+                                       .magnitude = s.rope().magnitude()};
     launcher_.attention(storage(dt), launch, positions.data(), positions.size(), q.data(), k.data(), v.data(),
                         shaw_table.data(), s.pe == AttentionPE::shaw ? shaw_table.size() : 0, slopes.data(),
                         freqs.data(), freqs.size(), out.data());

@@ -331,9 +331,9 @@ class TargetLauncher final : public Launcher {
             "add_pe_kernel");
       } else if (a.pe == 2) {  // RoPE on Q (heads; its tokens' positions) and K (kv heads), in float
         launch_rope<Target, float>(target_, {qf.data(), pd.data() + (n64 - nq64), fd.data(), nq64, a.heads, a.head_dim,
-                                             0, a.head_dim / 2, a.rope_interleaved, 1.0});
+                                             0, a.rotary_pairs(), a.rope_interleaved, a.magnitude});
         launch_rope<Target, float>(target_, {kf.data(), pd.data(), fd.data(), n64, a.kv_count(), a.head_dim, 0,
-                                             a.head_dim / 2, a.rope_interleaved, 1.0});
+                                             a.rotary_pairs(), a.rope_interleaved, a.magnitude});
       }
       const AttentionArgs<T> args{
           od.data(),  qf.data(), kf.data(), vf.data(), shaw.data(),         sd.data(),  pd.data(), n64, a.heads,

@@ -47,9 +47,12 @@ struct AttentionLaunch {
   int pe = 0;
   bool rope_interleaved = false;
   int shaw_max_distance = 0;
-  int kv_heads = 0;  ///< K/V heads (0: heads); query head h reads K/V head h / (heads / kv_heads)
-  int window = 0;    ///< sliding window (causal): token i sees keys (i - window, i]; 0 none
-  int queries = 0;   ///< q and out rows, the last tokens (0: all n); the mask aligned bottom-right
+  int kv_heads = 0;      ///< K/V heads (0: heads); query head h reads K/V head h / (heads / kv_heads)
+  int window = 0;        ///< sliding window (causal): token i sees keys (i - window, i]; 0 none
+  int queries = 0;       ///< q and out rows, the last tokens (0: all n); the mask aligned bottom-right
+  int rotary_dim = 0;    ///< RoPE's rotated dims (0: head_dim); the rest pass through
+  double magnitude = 1;  ///< RoPE's factor on cos and sin (YaRN, LongRoPE), else 1
+  int rotary_pairs() const { return (rotary_dim > 0 ? rotary_dim : head_dim) / 2; }
   int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
   std::size_t query_count(std::size_t n) const { return queries > 0 ? static_cast<std::size_t>(queries) : n; }
 };

@@ -99,6 +99,8 @@ Marshalled marshal(const Attention& c) {
   if (c.spec.kv_count() != c.spec.heads)
     throw Unsupported("grouped-query attention (kv_heads < heads) is not offered to Python functions yet");
   if (c.spec.window > 0) throw Unsupported("sliding-window attention is not offered to Python functions yet");
+  if (c.spec.rope_extended())
+    throw Unsupported("attention with partial or scaled RoPE is not offered to Python functions yet");
   if (c.spec.queries > 0)
     throw Unsupported("attention with fewer queries than keys (a decode step) is not offered to Python functions yet");
   Marshalled m;

@@ -179,16 +179,21 @@ typedef struct pecheck_t5_spec {
 
 /* out = softmax(scale * S + B) V per head, over n tokens (one position each): q and out
  * (queries, heads, head_dim), k and v (n, kv_heads, head_dim).
- * Revision 2 appends kv_heads, window and queries; pecheck sets them for every plugin but sends
- * the cases that need them (kv_heads < heads, window > 0, queries < n) only to plugins of
- * abi_revision >= 2, so a plugin built before reads a spec whose new fields are heads, 0 and n.
+ * Revision 2 appends kv_heads, window, queries and rope; pecheck sets them for every plugin but
+ * sends the cases that need them (kv_heads < heads, window > 0, queries < n, RoPE with
+ * rotary_dim < head_dim or a scaling rule) only to plugins of abi_revision >= 2, so a plugin
+ * built before reads a spec whose new fields are heads, 0 and n, and full unscaled RoPE at
+ * pe_base in rope_layout.
  *   kv_heads  K/V heads, dividing heads: query head h reads K/V head h / (heads / kv_heads), each
  *             K/V head serving a consecutive group (HF's repeat_kv); 1 is MQA
  *   window    0, or a causal sliding window (Mistral's): token i sees the keys i - window < j <= i
  *   queries   rows of q and out: the last `queries` of the n tokens, a KV-cache decode step (1)
  *             or a chunk; query row r is token n - queries + r, encoded at that token's position,
  *             and under the causal mask sees keys j <= n - queries + r (aligned bottom-right, as
- *             flash-attn >= 2.1; not PyTorch's top-left is_causal) */
+ *             flash-attn >= 2.1; not PyTorch's top-left is_causal)
+ *   rope      with PECHECK_PE_ROPE, RoPE's whole spec (rotary_dim, scaling rule, as rope_apply
+ *             reads it; its head_dim, base and layout repeat the fields above), applied to Q at
+ *             the query tokens' positions and to K at every token's; NULL for other PEs */
 typedef struct pecheck_attention_spec {
   int32_t heads;
   int32_t head_dim;
@@ -202,6 +207,7 @@ typedef struct pecheck_attention_spec {
   int32_t window;   /* revision 2 */
   int32_t queries;  /* revision 2 */
   int32_t reserved;
+  const pecheck_rope_spec* rope; /* revision 2: RoPE's own spec when pe is PECHECK_PE_ROPE (else NULL) */
 } pecheck_attention_spec;
 
 #define PECHECK_MROPE_SECTIONED 0   /* pairs [0,s0) temporal, [s0,s0+s1) height, the rest width: Qwen2-VL */

@@ -1,6 +1,7 @@
-// Mutants of KV-cache decode: calls with fewer queries than keys (spec.queries), where the query
-// block is the last tokens. Each plants a bug real decode paths shipped: the query rotated at the
-// wrong position, or the causal mask aligned to the top-left corner.
+// Mutants of attention as inference engines call it. Decode calls (fewer queries than keys,
+// spec.queries; the query block is the last tokens): the query rotated at the wrong position, or
+// the causal mask aligned to the top-left corner. RoPE's own spec inside attention: its scaling
+// rule or its rotary_dim dropped on the way to the kernel.
 #include <cstdint>
 #include <vector>
 
@@ -75,9 +76,31 @@ struct AttentionMaskTopLeft : DecodeRewrite {
   }
 };
 
+/// Attention whose RoPE is called without the model's scaling rule (plain base^(-2i/d)).
+struct AttentionRopeScalingIgnored : Forwarding {
+  AttentionRopeScalingIgnored() : Forwarding("mutant-attention-rope-scaling-ignored") {}
+  void run(const Attention& c) override {
+    AttentionSpec s = c.spec;
+    s.rope_scaling = {};
+    inner_->run(Attention{s, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+  }
+};
+
+/// Attention whose RoPE turns every dim of the head, the model's rotary_dim dropped.
+struct AttentionIgnoresRotaryDim : Forwarding {
+  AttentionIgnoresRotaryDim() : Forwarding("mutant-attention-ignores-rotary-dim") {}
+  void run(const Attention& c) override {
+    AttentionSpec s = c.spec;
+    s.rotary_dim = 0;
+    // A LongRoPE list has rotary_dim / 2 entries: the full head has no such rule to call.
+    if (s.rope_scaling.kind == RopeScalingKind::longrope) return inner_->run(c);
+    inner_->run(Attention{s, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+  }
+};
+
 }  // namespace
 
-std::vector<Mutant> decode_mutants() {
+std::vector<Mutant> inference_mutants() {
   return {
       {"decode step's RoPE without the cache length",
        "the query of a decode step rotated at its index in the call (position 0 for one token): executorch PR 2010 "
@@ -92,6 +115,14 @@ std::vector<Mutant> decode_mutants() {
        "query r sees keys 0..r instead of 0..n - queries + r: PyTorch SDPA's is_causal (pytorch issue 108108), "
        "flash-attn before 2.1 (flash-attention issue 402), CUTLASS Blackwell FMHA (cutlass issue 2336)",
        "attention.decode_equivalence", make_mutant<AttentionMaskTopLeft>},
+      {"attention's RoPE without its scaling rule",
+       "rope_scaling dropped between the config and the attention kernel: Nemotron's rotary module in transformers "
+       "4.49 (docs/model-zoo.md), Llama 3.1's llama3 rule ignored (llama.cpp PR 8676)",
+       "attention.agrees_with_reference", make_mutant<AttentionRopeScalingIgnored>},
+      {"attention's RoPE over the whole head, rotary_dim ignored",
+       "partial rotary dropped inside attention, every channel rotated: maxtext issue 4616 (partial_rotary_factor "
+       "ignored on the M-RoPE path of Qwen3.5), aiter PR 2199 (a fused qk-norm-RoPE kernel without rotary_dim)",
+       "attention.agrees_with_reference", make_mutant<AttentionIgnoresRotaryDim>},
   };
 }
 
