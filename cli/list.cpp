@@ -15,18 +15,20 @@ namespace pecheck::cli {
 int list(bool json) {
   if (json) {
     nlohmann::json props = nlohmann::json::array(), backends = nlohmann::json::array();
-    for (const Property& p : property_registry()) {
-      nlohmann::json dtypes = nlohmann::json::array();
-      for (DType d : p.dtypes) dtypes.push_back(dtype_name(d));
-      props.push_back({{"id", p.id},
-                       {"statement", p.statement},
-                       {"doc", p.doc},
-                       {"source", p.source},
-                       {"family", family_name(p.family)},
-                       {"dtypes", dtypes},
-                       {"convention_free", p.convention_free},
-                       {"aliases", p.aliases}});
-    }
+    for (const std::vector<Property>* list : {&property_registry(), &opt_in_registry()})
+      for (const Property& p : *list) {
+        nlohmann::json dtypes = nlohmann::json::array();
+        for (DType d : p.dtypes) dtypes.push_back(dtype_name(d));
+        props.push_back({{"id", p.id},
+                         {"statement", p.statement},
+                         {"doc", p.doc},
+                         {"source", p.source},
+                         {"family", family_name(p.family)},
+                         {"dtypes", dtypes},
+                         {"convention_free", p.convention_free},
+                         {"opt_in", p.opt_in},
+                         {"aliases", p.aliases}});
+      }
     for (const Backend& b : encoders_under_test()) {
       const Availability a = b.probe();
       backends.push_back(
@@ -40,6 +42,10 @@ int list(bool json) {
     std::cout << fmt::format("  {:<36} {}\n  {:<36} {}{}{}\n", p.id, p.statement, "", p.doc,
                              p.convention_free ? "  (convention-free: checks opaque plugins too)" : "",
                              p.aliases.empty() ? "" : fmt::format("  (formerly {})", fmt::join(p.aliases, ", ")));
+  std::cout << "\nOpt-in properties (run only when --property names one exactly; reproducibility, not "
+               "correctness):\n";
+  for (const Property& p : opt_in_registry())
+    std::cout << fmt::format("  {:<36} {}\n  {:<36} {}\n", p.id, p.statement, "", p.doc);
   std::cout << "\nBackends:\n";
   for (const Backend& b : encoders_under_test()) {
     const Availability a = b.probe();

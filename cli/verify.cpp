@@ -30,7 +30,19 @@ std::vector<const Property*> select_properties(const std::string& glob) {
   std::vector<const Property*> out;
   for (const Property& p : property_registry())
     if (p.matches(glob)) out.push_back(&p);
-  if (out.empty()) throw UsageError(fmt::format("--property '{}' matches no property (see pecheck list)", glob));
+  // An opt-in property runs when named exactly: no pattern (not even '*') selects it.
+  if (glob.find_first_of("*?[") == std::string::npos)
+    for (const Property& p : opt_in_registry())
+      if (p.matches(glob)) out.push_back(&p);
+  if (out.empty()) {
+    for (const Property& p : opt_in_registry())
+      if (p.matches(glob))
+        throw UsageError(
+            fmt::format("--property '{}' matches only opt-in properties, which run when named exactly "
+                        "(e.g. --property {})",
+                        glob, p.id));
+    throw UsageError(fmt::format("--property '{}' matches no property (see pecheck list)", glob));
+  }
   return out;
 }
 

@@ -112,6 +112,9 @@ struct Property {
   /// Former ids, kept for one release: --property and PECHECK_CATALOGUE's glob match them too,
   /// and `list --json` lists them. Reports always name the property by its id.
   std::vector<std::string> aliases;
+  /// Checked only when named (properties/registry.hpp, opt_in_registry): a law some correct
+  /// encoders do not have, such as batch invariance, reported apart from the catalogue.
+  bool opt_in = false;
   /// Whether `glob` (fnmatch) names this property by its id or by a former id.
   bool matches(const std::string& glob) const;
   /// What its cases' seed is derived from: its first id (the first alias, else the id), so that a

@@ -85,6 +85,8 @@ std::string MeasurementTracker::judge(const Outcome& o) {
   }
   // How close the case came to failing: error/bound, or bound/separation for at_least.
   double ratio = at_most ? o.error_u / o.bound_u : o.bound_u / o.error_u;
+  // An exact law (bound 0, e.g. attention.determinism): a case that meets it came nowhere near.
+  if (at_most && o.bound_u == 0 && o.error_u == 0) ratio = 0;
   if (std::isnan(ratio)) ratio = std::numeric_limits<double>::infinity();
   if (!seen_ || ratio > ratio_) {
     worst_ = o.error_u;

@@ -150,6 +150,21 @@ rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases) {
   });
 }
 
+rc::Gen<AttentionCase> causal_case_gen(DType dt) {
+  const auto causal = [](AttentionCase c) {
+    c.spec.causal = true;
+    return c;
+  };
+  const auto long_case = [dt, causal](AttentionCase c) {
+    if (dt != DType::f32 && c.spec.pe == AttentionPE::sinusoidal) c.spec.head_dim = std::min(c.spec.head_dim, 128);
+    return causal(c);
+  };
+  return with_windows(rc::gen::weightedOneOf<AttentionCase>(
+      {{3, rc::gen::map(with_rope_rules(with_grouped_queries(attention_case_gen(dt, all_attention_pes(), false, 2))),
+                        causal)},
+       {1, rc::gen::map(attention_long_case_gen(dt), long_case)}}));
+}
+
 std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width) {
   const auto from = x.begin() + static_cast<std::ptrdiff_t>(first * width);
   return {from, from + static_cast<std::ptrdiff_t>(count * width)};

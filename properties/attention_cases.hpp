@@ -92,6 +92,13 @@ rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases);
 /// one, whose RoPE computes every rule exactly.
 rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases);
 
+/// Causal cases as inference engines run them, for the theorems that split a call
+/// (decode_equivalence, batch_invariance): short ones (every PE, RoPE's own spec, grouped-query,
+/// n in [2, 10]) three times in four and long ones (across key tiles) once, windows drawn in. In
+/// bf16 and f16 a long sinusoid case is drawn at head_dim 128, not 256: there the PE added to Q
+/// and K and rounded moves logits by more than the softmax absorbs, and a bound of 2b passes 2/u.
+rc::Gen<AttentionCase> causal_case_gen(DType dt);
+
 /// Rows [first, first + count) of a (rows, width) tensor.
 std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width);
 inline constexpr std::size_t kOracleMinN = 32;

@@ -12,25 +12,10 @@ namespace pecheck::props {
 namespace attention_decode_equivalence_detail {
 namespace {
 
-/// Causal cases, short (every PE, grouped-query drawn in) three times in four and long (across
-/// key tiles) once, sliding windows drawn in; P prefilled tokens in [max(1, n - 8), n - 1], so
-/// that a long case's decode steps cross its tile edge, and steps of 1 query (weight 3), 2 or 3.
+/// causal_case_gen's cases with P prefilled tokens in [max(1, n - 8), n - 1], so that a long
+/// case's decode steps cross its tile edge, and steps of 1 query (weight 3), 2 or 3.
 rc::Gen<AttentionCase> cases(DType dt) {
-  const auto causal = [](AttentionCase c) {
-    c.spec.causal = true;
-    return c;
-  };
-  // In bf16 and f16 a long sinusoid case of head_dim 256 has 2b past 2/u (the PE added to Q and K,
-  // rounded to the dtype, moves logits by more than the softmax absorbs): trivial, so such cases
-  // are drawn at head_dim 128 (b about 160 u in bf16).
-  const auto long_case = [dt, causal](AttentionCase c) {
-    if (dt != DType::f32 && c.spec.pe == AttentionPE::sinusoidal) c.spec.head_dim = std::min(c.spec.head_dim, 128);
-    return causal(c);
-  };
-  const auto base = with_windows(rc::gen::weightedOneOf<AttentionCase>(
-      {{3, rc::gen::map(with_rope_rules(with_grouped_queries(attention_case_gen(dt, all_attention_pes(), false, 2))),
-                        causal)},
-       {1, rc::gen::map(attention_long_case_gen(dt), long_case)}}));
+  const auto base = causal_case_gen(dt);
   return rc::gen::mapcat(base, [](AttentionCase c) {
     const int n = static_cast<int>(c.n());
     return rc::gen::map(

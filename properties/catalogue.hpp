@@ -47,6 +47,7 @@ Property attention_kv_permutation_invariance();
 Property attention_gqa_repeat_equivalence();
 Property attention_window_limits();
 Property attention_decode_equivalence();
+Property attention_batch_invariance();
 Property attention_nan_parity();
 Property attention_inf_parity();
 

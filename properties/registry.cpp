@@ -4,6 +4,15 @@
 
 namespace pecheck {
 
+const std::vector<Property>& opt_in_registry() {
+  static const std::vector<Property> opt_in = [] {
+    std::vector<Property> v{props::attention_batch_invariance()};
+    for (Property& p : v) p.opt_in = true;
+    return v;
+  }();
+  return opt_in;
+}
+
 const std::vector<Property>& property_registry() {
   static const std::vector<Property> registry = {
       props::sinusoidal_agrees_with_reference(),

@@ -10,4 +10,8 @@ namespace pecheck {
 /// Every registered property, in catalogue order.
 const std::vector<Property>& property_registry();
 
+/// The opt-in properties (Property::opt_in): laws that correct encoders may lack (reproducibility,
+/// not correctness), run only when `--property` names one by its exact id, never by a pattern.
+const std::vector<Property>& opt_in_registry();
+
 }  // namespace pecheck

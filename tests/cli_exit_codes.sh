@@ -29,6 +29,15 @@ expect_usage_error "unwritable json" verify --property rope.relative --json /non
 
 expect_usage_error "selftest negative cases" selftest --cases -1
 
+# Opt-in properties run when named exactly, never through a pattern.
+expect_usage_error "a pattern over opt-in properties only" verify --property 'attention.batch*'
+grep -q "run when named exactly" "$tmp/err" || fail "the opt-in refusal does not say how to run one: $(cat "$tmp/err")"
+"$pecheck" verify --backend scalar --property 'attention.*' --seed 3 --cases 2 --quiet --json "$tmp/att.json" >/dev/null
+grep -q '"attention.batch_invariance"' "$tmp/att.json" && fail "a pattern selected the opt-in attention.batch_invariance"
+"$pecheck" verify --backend scalar --property attention.batch_invariance --seed 3 --cases 5 --quiet \
+  --json "$tmp/bi.json" >/dev/null || fail "attention.batch_invariance named exactly does not run and pass on scalar"
+grep -q '"attention.batch_invariance"' "$tmp/bi.json" || fail "attention.batch_invariance named exactly did not run"
+
 for cmd in "--help" "verify --help" "list --help" "selftest --help"; do
   $pecheck $cmd >"$tmp/help" 2>&1 || fail "$cmd exits non-zero"
   grep -q -i usage "$tmp/help" || fail "$cmd prints no usage"
@@ -72,6 +81,8 @@ for required in ("sinusoidal.shift_linearity", "rope.relative", "attention.permu
 assert all({"id", "statement", "doc"} <= p.keys() for p in doc["properties"])
 names = {b["name"]: b for b in doc["backends"]}
 assert names["scalar"]["available"] is True
+opt_in = [p["id"] for p in doc["properties"] if p["opt_in"]]
+assert opt_in == ["attention.batch_invariance"], opt_in
 assert all({"name", "available", "reason"} <= b.keys() for b in doc["backends"])
 PY
 
