@@ -199,6 +199,9 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
   const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
   const std::vector<double> qn = head_norms(t.q, s), kn = head_norms(t.k, s);
+  // RoPE's contract is per pair against the input, E u |x_p|: the input norms too, for a rule
+  // whose cos/sin factor is below 1 (an explicit LongRoPE attention_factor < 1).
+  const std::vector<double> qn_in = head_norms(in.q, s), kn_in = head_norms(in.k, s);
   const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
   tol::AttentionCase b{.dtype = dt,
                        .n = static_cast<int>(n),
@@ -231,7 +234,8 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
         // u_s |x'| (the add, rounded to storage) + E u_s sqrt(d) (the PE itself).
         double dq = 0, dk = 0, dq64 = 0, dk64 = 0;
         if (s.pe == AttentionPE::rope) {
-          dq = E * rho * q, dk = E * rho * k;
+          const std::size_t g = static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)));
+          dq = E * rho * std::max(q, qn_in[(i - off) * H + h]), dk = E * rho * std::max(k, kn_in[j * KV + g]);
           dq64 = (angle64 + 3) * q, dk64 = (angle64 + 3) * k;
         }
         if (s.pe == AttentionPE::sinusoidal) {
