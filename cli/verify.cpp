@@ -31,18 +31,15 @@ std::vector<const Property*> select_properties(const std::string& glob) {
   for (const Property& p : property_registry())
     if (p.matches(glob)) out.push_back(&p);
   // An opt-in property runs when named exactly: no pattern (not even '*') selects it.
-  if (glob.find_first_of("*?[") == std::string::npos)
-    for (const Property& p : opt_in_registry())
-      if (p.matches(glob)) out.push_back(&p);
-  if (out.empty()) {
-    for (const Property& p : opt_in_registry())
-      if (p.matches(glob))
-        throw UsageError(
-            fmt::format("--property '{}' matches only opt-in properties, which run when named exactly "
-                        "(e.g. --property {})",
-                        glob, p.id));
-    throw UsageError(fmt::format("--property '{}' matches no property (see pecheck list)", glob));
-  }
+  std::vector<const Property*> opt_in;
+  for (const Property& p : opt_in_registry())
+    if (p.matches(glob)) opt_in.push_back(&p);
+  if (glob.find_first_of("*?[") == std::string::npos) out.insert(out.end(), opt_in.begin(), opt_in.end());
+  if (out.empty() && !opt_in.empty())
+    throw UsageError(
+        fmt::format("--property '{}' matches only opt-in properties, which run when named exactly (e.g. --property {})",
+                    glob, opt_in.front()->id));
+  if (out.empty()) throw UsageError(fmt::format("--property '{}' matches no property (see pecheck list)", glob));
   return out;
 }
 

@@ -31,7 +31,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   Outcome o{.bound_u = 0};
   const auto full = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
-  const std::size_t w = static_cast<std::size_t>(c.spec.width()), kw = static_cast<std::size_t>(c.spec.kv_width());
+  const std::size_t w = static_cast<std::size_t>(c.spec.width());
   WorstOf worst;
   // Row i of `other` (a call named `how`) against row i of the full call, value for value.
   const auto compare = [&](const std::vector<float>& other, std::size_t from, std::size_t i, const std::string& how) {
@@ -42,23 +42,17 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
       });
     }
   };
-  const auto call = [&](std::size_t tokens, int queries, std::size_t q_from) {
-    AttentionCase sub = c;
-    sub.positions.resize(tokens);
-    sub.spec.queries = queries;
-    const std::size_t q_rows = sub.spec.query_count(tokens);
-    const AttentionData sx{row_slice(x.q, q_from, q_rows, w), row_slice(x.k, 0, tokens, kw),
-                           row_slice(x.v, 0, tokens, kw), x.table};
-    return encoder_attention(enc, dt, sub, sx, sub.positions, o.failure);
+  const auto call = [&](std::size_t tokens, int queries) {
+    return encoder_attention_prefix(enc, dt, c, x, tokens, queries, o.failure);
   };
   const std::vector<std::size_t> rows = rows_checked(c);
   for (std::size_t i : rows) {
-    compare(call(i + 1, 1, i), 0, i, "alone over keys 0.." + std::to_string(i));
+    compare(call(i + 1, 1), 0, i, "alone over keys 0.." + std::to_string(i));
     if (!o.failure.empty()) return o;
   }
   // One row as the last of a shorter call (other lengths, other queries beside it).
   const std::size_t r = rows.back();
-  compare(call(r + 1, 0, 0), r * w, r, fmt::format("as the last row of a call of {} tokens", r + 1));
+  compare(call(r + 1, 0), r * w, r, fmt::format("as the last row of a call of {} tokens", r + 1));
   if (!o.failure.empty()) return o;
   return worst.store(o);
 }

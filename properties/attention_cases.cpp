@@ -165,10 +165,13 @@ rc::Gen<AttentionCase> causal_case_gen(DType dt) {
        {1, rc::gen::map(attention_long_case_gen(dt), long_case)}}));
 }
 
+namespace {
+/// Rows [first, first + count) of a (rows, width) tensor.
 std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width) {
   const auto from = x.begin() + static_cast<std::ptrdiff_t>(first * width);
   return {from, from + static_cast<std::ptrdiff_t>(count * width)};
 }
+}  // namespace
 
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure) {
@@ -176,6 +179,18 @@ std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase
   enc.run(Attention{c.spec, dt, positions, x.q, x.k, x.v, x.table, out});
   if (failure.empty()) failure = classify_outputs(dt, out, "o");
   return out;
+}
+
+std::vector<float> encoder_attention_prefix(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
+                                            std::size_t tokens, int queries, std::string& failure) {
+  AttentionCase call = c;
+  call.positions.resize(tokens);
+  call.spec.queries = queries;
+  const std::size_t w = static_cast<std::size_t>(c.spec.width()), kw = static_cast<std::size_t>(c.spec.kv_width()),
+                    rows = call.spec.query_count(tokens);
+  const AttentionData cx{row_slice(x.q, tokens - rows, rows, w), row_slice(x.k, 0, tokens, kw),
+                         row_slice(x.v, 0, tokens, kw), x.table};
+  return encoder_attention(enc, dt, call, cx, call.positions, failure);
 }
 
 namespace {

@@ -99,8 +99,6 @@ rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases);
 /// and K and rounded moves logits by more than the softmax absorbs, and a bound of 2b passes 2/u.
 rc::Gen<AttentionCase> causal_case_gen(DType dt);
 
-/// Rows [first, first + count) of a (rows, width) tensor.
-std::vector<float> row_slice(const std::vector<float>& x, std::size_t first, std::size_t count, std::size_t width);
 inline constexpr std::size_t kOracleMinN = 32;
 
 /// Whether a bound, in units u max|V'|, lets every output pass: exact outputs are convex
@@ -123,6 +121,12 @@ struct AttentionBound {
   double oracle_u = 0;
 };
 AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x);
+
+/// The encoder's output for a shorter call made from the case's data, as a decode step or a
+/// shorter prefill makes it: the first `tokens` tokens (their positions, K and V), with `queries`
+/// query rows (0: every token), which are the Q rows of tokens tokens - rows .. tokens - 1.
+std::vector<float> encoder_attention_prefix(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
+                                            std::size_t tokens, int queries, std::string& failure);
 
 /// A permutation of 0..n-1 from a seed (Fisher-Yates on splitmix64: the same on every platform).
 std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed);

@@ -37,19 +37,13 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   Outcome o{.bound_u = 2 * b.bound_u, .trivial = admits_any_output(2 * b.bound_u, dt)};
   const auto full = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
-  const std::size_t n = c.n(), w = static_cast<std::size_t>(c.spec.width()),
-                    kw = static_cast<std::size_t>(c.spec.kv_width()), P = static_cast<std::size_t>(c.prefill),
+  const std::size_t n = c.n(), w = static_cast<std::size_t>(c.spec.width()), P = static_cast<std::size_t>(c.prefill),
                     step = static_cast<std::size_t>(c.step);
   std::vector<float> decoded;
   for (std::size_t t = P; t < n; t += step) {
     // The call of a decode step: queries t .. t + m - 1 over the cache of keys 0 .. t + m - 1.
     const std::size_t m = std::min(step, n - t);
-    AttentionCase call = c;
-    call.positions.resize(t + m);
-    call.spec.queries = static_cast<int>(m);
-    const AttentionData cx{row_slice(x.q, t, m, w), row_slice(x.k, 0, t + m, kw), row_slice(x.v, 0, t + m, kw),
-                           x.table};
-    const auto out = encoder_attention(enc, dt, call, cx, call.positions, o.failure);
+    const auto out = encoder_attention_prefix(enc, dt, c, x, t + m, static_cast<int>(m), o.failure);
     if (!o.failure.empty()) {
       o.where = fmt::format("the decode call of queries {}..{}", t, t + m - 1);
       return o;

@@ -41,6 +41,20 @@ class RewritesRopeSpec : public Forwarding {
   virtual RopeSpec rewrite(RopeSpec s) = 0;
 };
 
+/// A mutant that calls the correct attention kernel with a wrong spec: `rewrite` plants the bug (the
+/// scale, the PE, the window, RoPE's rule or rotary_dim dropped or misread).
+class RewritesAttentionSpec : public Forwarding {
+ public:
+  using Forwarding::Forwarding;
+  void run(const Attention& c) override {
+    inner_->run(Attention{rewrite(c.spec), c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+  }
+
+ protected:
+  /// The spec the kernel is called with instead of `s`.
+  virtual AttentionSpec rewrite(AttentionSpec s) = 0;
+};
+
 /// The factory every catalogue entry stores.
 template <class M>
 std::unique_ptr<Encoder> make_mutant() {

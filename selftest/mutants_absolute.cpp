@@ -112,24 +112,20 @@ struct ShawSignFlipped : Forwarding {
 };
 
 /// Attention without the 1/sqrt(head_dim) scale.
-struct AttentionNoScale : Forwarding {
-  AttentionNoScale() : Forwarding("mutant-attention-no-scale") {}
-  void run(const Attention& c) override {
-    const auto& [s, dt, p, q, k, v, t, o] = c;
-    AttentionSpec unscaled = s;
-    unscaled.scale = 1.0;
-    inner_->run(Attention{unscaled, dt, p, q, k, v, t, o});
+struct AttentionNoScale : RewritesAttentionSpec {
+  AttentionNoScale() : RewritesAttentionSpec("mutant-attention-no-scale") {}
+  AttentionSpec rewrite(AttentionSpec s) override {
+    s.scale = 1.0;
+    return s;
   }
 };
 
 /// Attention that silently drops its position encoding.
-struct AttentionDropsPE : Forwarding {
-  AttentionDropsPE() : Forwarding("mutant-attention-drops-pe") {}
-  void run(const Attention& c) override {
-    const auto& [s, dt, p, q, k, v, t, o] = c;
-    AttentionSpec plain = s;
-    plain.pe = AttentionPE::none;
-    inner_->run(Attention{plain, dt, p, q, k, v, t, o});
+struct AttentionDropsPE : RewritesAttentionSpec {
+  AttentionDropsPE() : RewritesAttentionSpec("mutant-attention-drops-pe") {}
+  AttentionSpec rewrite(AttentionSpec s) override {
+    s.pe = AttentionPE::none;
+    return s;
   }
 };
 

@@ -77,24 +77,21 @@ struct AttentionMaskTopLeft : DecodeRewrite {
 };
 
 /// Attention whose RoPE is called without the model's scaling rule (plain base^(-2i/d)).
-struct AttentionRopeScalingIgnored : Forwarding {
-  AttentionRopeScalingIgnored() : Forwarding("mutant-attention-rope-scaling-ignored") {}
-  void run(const Attention& c) override {
-    AttentionSpec s = c.spec;
+struct AttentionRopeScalingIgnored : RewritesAttentionSpec {
+  AttentionRopeScalingIgnored() : RewritesAttentionSpec("mutant-attention-rope-scaling-ignored") {}
+  AttentionSpec rewrite(AttentionSpec s) override {
     s.rope_scaling = {};
-    inner_->run(Attention{s, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+    return s;
   }
 };
 
 /// Attention whose RoPE turns every dim of the head, the model's rotary_dim dropped.
-struct AttentionIgnoresRotaryDim : Forwarding {
-  AttentionIgnoresRotaryDim() : Forwarding("mutant-attention-ignores-rotary-dim") {}
-  void run(const Attention& c) override {
-    AttentionSpec s = c.spec;
-    s.rotary_dim = 0;
+struct AttentionIgnoresRotaryDim : RewritesAttentionSpec {
+  AttentionIgnoresRotaryDim() : RewritesAttentionSpec("mutant-attention-ignores-rotary-dim") {}
+  AttentionSpec rewrite(AttentionSpec s) override {
     // A LongRoPE list has rotary_dim / 2 entries: the full head has no such rule to call.
-    if (s.rope_scaling.kind == RopeScalingKind::longrope) return inner_->run(c);
-    inner_->run(Attention{s, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+    if (s.rope_scaling.kind != RopeScalingKind::longrope) s.rotary_dim = 0;
+    return s;
   }
 };
 

@@ -187,12 +187,11 @@ struct AttentionGqaModulo : Forwarding {
 
 /// A sliding window one key too wide: query i sees i - W <= j <= i (W + 1 keys), as flash-attn's
 /// window_size = (W, 0) reads when W is passed where W - 1 was meant.
-struct AttentionWindowOffByOne : Forwarding {
-  AttentionWindowOffByOne() : Forwarding("mutant-attention-window-off-by-one") {}
-  void run(const Attention& c) override {
-    AttentionSpec wider = c.spec;
-    if (wider.window > 0) ++wider.window;
-    inner_->run(Attention{wider, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+struct AttentionWindowOffByOne : RewritesAttentionSpec {
+  AttentionWindowOffByOne() : RewritesAttentionSpec("mutant-attention-window-off-by-one") {}
+  AttentionSpec rewrite(AttentionSpec s) override {
+    if (s.window > 0) ++s.window;
+    return s;
   }
 };
 

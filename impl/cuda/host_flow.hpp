@@ -108,6 +108,17 @@ void launch_sinusoid(const Target& target, const SinusoidArgs<T>& a, bool consec
   });
 }
 
+/// Attention's RoPE on the float working copies: Q (the last nq of the n tokens, at their
+/// positions) and K (every token, kv heads), by RoPE's whole spec (rotary pairs, cos/sin factor).
+template <class Target>
+void launch_attention_rope(const Target& target, const AttentionLaunch& a, const std::int64_t* positions,
+                           const angles::Frequency* freqs, std::int64_t n, std::int64_t nq, float* q, float* k) {
+  launch_rope<Target, float>(target, {q, positions + (n - nq), freqs, nq, a.heads, a.head_dim, 0, a.rotary_pairs(),
+                                      a.rope_interleaved, a.magnitude});
+  launch_rope<Target, float>(
+      target, {k, positions, freqs, n, a.kv_count(), a.head_dim, 0, a.rotary_pairs(), a.rope_interleaved, a.magnitude});
+}
+
 /// The tiled kernel for head_dim <= 128 without Shaw, the general one otherwise.
 template <class Target, class T>
 void launch_attention(const Target& target, const AttentionArgs<T>& a) {
@@ -329,11 +340,8 @@ class TargetLauncher final : public Launcher {
         target_.template run<AddPeBody>(
             {qf.data(), kf.data(), vf.data(), table.data(), kv64, static_cast<std::int64_t>((n - nq) * width)},
             "add_pe_kernel");
-      } else if (a.pe == 2) {  // RoPE on Q (heads; its tokens' positions) and K (kv heads), in float
-        launch_rope<Target, float>(target_, {qf.data(), pd.data() + (n64 - nq64), fd.data(), nq64, a.heads, a.head_dim,
-                                             0, a.rotary_pairs(), a.rope_interleaved, a.magnitude});
-        launch_rope<Target, float>(target_, {kf.data(), pd.data(), fd.data(), n64, a.kv_count(), a.head_dim, 0,
-                                             a.rotary_pairs(), a.rope_interleaved, a.magnitude});
+      } else if (a.pe == 2) {
+        launch_attention_rope(target_, a, pd.data(), fd.data(), n64, nq64, qf.data(), kf.data());
       }
       const AttentionArgs<T> args{
           od.data(),  qf.data(), kf.data(), vf.data(), shaw.data(),         sd.data(),  pd.data(), n64, a.heads,

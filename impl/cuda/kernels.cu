@@ -198,12 +198,7 @@ void attention_on_device(Storage dt, const AttentionLaunch& a, const std::int64_
     target.run<WidenBody<T>>({qf, static_cast<const T*>(q), count}, "widen_kernel");
     target.run<WidenBody<T>>({kf, static_cast<const T*>(k), kv_count}, "widen_kernel");
     target.run<WidenBody<T>>({vf, static_cast<const T*>(v), kv_count}, "widen_kernel");
-    if (a.pe == 2) {
-      launch_rope<DeviceTarget, float>(target, {qf, positions + (n64 - nq), freqs, nq, a.heads, a.head_dim, 0,
-                                                a.rotary_pairs(), a.rope_interleaved, a.magnitude});
-      launch_rope<DeviceTarget, float>(target, {kf, positions, freqs, n64, a.kv_count(), a.head_dim, 0,
-                                                a.rotary_pairs(), a.rope_interleaved, a.magnitude});
-    }
+    if (a.pe == 2) launch_attention_rope(target, a, positions, freqs, n64, nq, qf, kf);
     launch_attention<DeviceTarget, T>(
         target, {static_cast<T*>(out), qf, kf, vf, nullptr, slopes, positions, n64, a.heads, a.head_dim, a.causal,
                  a.scale, a.pe, 0, a.kv_heads, a.window, nq});
