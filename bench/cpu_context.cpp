@@ -1,6 +1,6 @@
 // Names the CPU in every benchmark report: Google Benchmark's context gives the core count, clock
 // and caches but not the model, and figures from a Zen 1 and a Zen 4 differ by integer factors.
-// The model and family come from CPUID, the flags the kernels use from their own detection; all
+// The model and family come from CPUID, the ISAs the kernel sets use from their own detection; all
 // of it lands in the JSON's "context" (build/bench.json) and in bench/ratio_table.py's header.
 #include <benchmark/benchmark.h>
 #include <cpuid.h>
@@ -9,6 +9,7 @@
 #include <string>
 
 #include "impl/avx2/kernels.hpp"
+#include "impl/avx512/kernels.hpp"
 
 namespace pecheck::bench {
 namespace {
@@ -47,7 +48,11 @@ const bool registered = [] {
   benchmark::AddCustomContext("cpu_model", cpu_model());
   benchmark::AddCustomContext("cpu_family", family_and_model());
   benchmark::AddCustomContext("kernel_isa", cpu.ok ? "avx2 fma f16c" : "none (" + cpu.reason + ")");
-  benchmark::AddCustomContext("cpu_avx512f", has_avx512f() ? "present (not used by these kernels)" : "absent");
+  benchmark::AddCustomContext("cpu_avx512f", has_avx512f() ? "present" : "absent");
+  const avx512::Cpu wide = avx512::availability();
+  benchmark::AddCustomContext(
+      "avx512_kernels", wide.ok ? std::string("f bw vl dq") + (avx512::has_bf16_instructions() ? " bf16" : " (no bf16)")
+                                : "skipped (" + wide.reason + ")");
   return true;
 }();
 

@@ -19,16 +19,16 @@ constexpr std::size_t kDecodeElements = static_cast<std::size_t>(kRopeHeads) * k
 template <class T>
 constexpr std::int64_t kDecodeBytes = static_cast<std::int64_t>(2 * 2 * kDecodeElements * sizeof(T));
 
-template <class T>
+template <Isa I, class T>
 void rope_decode(benchmark::State& state) {
-  if (!avx2_ready(state)) return;
+  if (!ready<I>(state)) return;
   std::vector<T> q = native_values<T>(kDecodeElements, 1), k = native_values<T>(kDecodeElements, 2);
   std::int64_t position = 4096;  // a prompt already in the cache
   const avx2::Heads<T> qk[] = {{q.data(), 1, kRopeHeads, kRopeHeads * kRopeHeadDim, kRopeHeadDim},
                                {k.data(), 1, kRopeHeads, kRopeHeads * kRopeHeadDim, kRopeHeadDim}};
   const RopeSpec spec = rope_spec();
   for (auto _ : state) {
-    avx2::rope_apply<T>(spec, std::span<const std::int64_t>(&position, 1), qk);
+    rope_apply<I, T>(spec, std::span<const std::int64_t>(&position, 1), qk);
     ++position;
     benchmark::DoNotOptimize(q.data());
     benchmark::DoNotOptimize(k.data());
@@ -52,8 +52,10 @@ void copy_decode(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kDecodeBytes<T>);
 }
 
-BENCHMARK(rope_decode<float>)->Name("rope_decode/f32/avx2")->Unit(benchmark::kNanosecond);
-BENCHMARK(rope_decode<avx2::bf16>)->Name("rope_decode/bf16/avx2")->Unit(benchmark::kNanosecond);
+BENCHMARK(rope_decode<Isa::avx2, float>)->Name("rope_decode/f32/avx2")->Unit(benchmark::kNanosecond);
+BENCHMARK(rope_decode<Isa::avx2, avx2::bf16>)->Name("rope_decode/bf16/avx2")->Unit(benchmark::kNanosecond);
+BENCHMARK(rope_decode<Isa::avx512, float>)->Name("rope_decode/f32/avx512")->Unit(benchmark::kNanosecond);
+BENCHMARK(rope_decode<Isa::avx512, avx2::bf16>)->Name("rope_decode/bf16/avx512")->Unit(benchmark::kNanosecond);
 BENCHMARK(copy_decode<float>)->Name("floor/copy/decode_f32")->Unit(benchmark::kNanosecond);
 BENCHMARK(copy_decode<avx2::bf16>)->Name("floor/copy/decode_bf16")->Unit(benchmark::kNanosecond);
 

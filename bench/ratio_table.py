@@ -18,20 +18,25 @@ import sys
 # (benchmark, floor it is held against, scalar baseline), in the order the table prints them.
 KNOWN = [
     ("rope_inplace/f32/avx2", "floor/rmw/f32", "rope_inplace/f32/scalar"),
+    ("rope_inplace/f32/avx512", "floor/rmw/f32", "rope_inplace/f32/scalar"),
     ("rope_inplace/f32/scalar", "floor/rmw/f32", None),
     ("floor/rmw/f32", None, None),
     ("rope_inplace/bf16/avx2", "floor/rmw/bf16", "rope_inplace/bf16/scalar"),
+    ("rope_inplace/bf16/avx512", "floor/rmw/bf16", "rope_inplace/bf16/scalar"),
     ("rope_inplace/bf16/scalar", "floor/rmw/bf16", None),
     ("floor/rmw/bf16", None, None),
     ("sinusoidal_table/f32/avx2", "floor/memset", "sinusoidal_table/f32/scalar"),
+    ("sinusoidal_table/f32/avx512", "floor/memset", "sinusoidal_table/f32/scalar"),
     ("sinusoidal_table/f32/scalar", "floor/memset", None),
     ("floor/memset", None, None),
     ("attention/f32/avx2", "floor/fma_peak/f32", "attention/f32/scalar"),
     ("attention/f32/scalar", "floor/fma_peak/f32", None),
     ("floor/fma_peak/f32", None, None),
     ("rope_decode/f32/avx2", "floor/copy/decode_f32", None),
+    ("rope_decode/f32/avx512", "floor/copy/decode_f32", None),
     ("floor/copy/decode_f32", None, None),
     ("rope_decode/bf16/avx2", "floor/copy/decode_bf16", None),
+    ("rope_decode/bf16/avx512", "floor/copy/decode_bf16", None),
     ("floor/copy/decode_bf16", None, None),
 ]
 GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset", "floor/fma_peak/f32", "floor/copy/decode_f32",
@@ -160,7 +165,8 @@ def main(argv):
     # bench/cpu_context.cpp names the CPU: figures from different cores must not be confused.
     print(
         f"CPU: {context.get('cpu_model', 'not recorded')} ({context.get('cpu_family', '?')}); "
-        f"kernels use {context.get('kernel_isa', '?')}; AVX-512F {context.get('cpu_avx512f', '?')}"
+        f"kernels use {context.get('kernel_isa', '?')}; AVX-512F {context.get('cpu_avx512f', '?')}; "
+        f"avx512 kernels: {context.get('avx512_kernels', 'not recorded')}"
     )
     header = ("benchmark", "median", "rate", "vs floor", "speedup vs scalar", "")
     widths = [max(len(str(row[i])) for row in [header] + [r for r in rows if r]) for i in range(6)]

@@ -1,5 +1,5 @@
-// RoPE in place on Q and K (4096 tokens x 32 heads x 128, half-split, theta 500000): the AVX2
-// kernel on native storage against the scalar baseline. Both rotate the same buffers every
+// RoPE in place on Q and K (4096 tokens x 32 heads x 128, half-split, theta 500000): the AVX2 and
+// AVX-512 kernels on native storage against the scalar baseline. Both rotate the same buffers every
 // iteration; rotations keep magnitudes, so the data never drifts towards overflow or zero.
 #include <benchmark/benchmark.h>
 
@@ -13,9 +13,9 @@
 namespace pecheck::bench {
 namespace {
 
-template <class T>
-void rope_avx2(benchmark::State& state) {
-  if (!avx2_ready(state)) return;
+template <Isa I, class T>
+void rope_vector(benchmark::State& state) {
+  if (!ready<I>(state)) return;
   std::vector<T> q = native_values<T>(kRopeElements, 1), k = native_values<T>(kRopeElements, 2);
   const std::vector<std::int64_t> positions = positions_from_zero(kRopeTokens);
   const std::ptrdiff_t token_stride = kRopeHeads * kRopeHeadDim;
@@ -23,7 +23,7 @@ void rope_avx2(benchmark::State& state) {
                                {k.data(), kRopeTokens, kRopeHeads, token_stride, kRopeHeadDim}};
   const RopeSpec spec = rope_spec();
   for (auto _ : state) {
-    avx2::rope_apply<T>(spec, positions, qk);
+    rope_apply<I, T>(spec, positions, qk);
     benchmark::DoNotOptimize(q.data());
     benchmark::DoNotOptimize(k.data());
     benchmark::ClobberMemory();
@@ -47,8 +47,10 @@ void rope_scalar(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * rope_bytes(dt == DType::f32 ? 4 : 2));
 }
 
-BENCHMARK(rope_avx2<float>)->Name("rope_inplace/f32/avx2")->Unit(benchmark::kMillisecond);
-BENCHMARK(rope_avx2<avx2::bf16>)->Name("rope_inplace/bf16/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx2, float>)->Name("rope_inplace/f32/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx2, avx2::bf16>)->Name("rope_inplace/bf16/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx512, float>)->Name("rope_inplace/f32/avx512")->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx512, avx2::bf16>)->Name("rope_inplace/bf16/avx512")->Unit(benchmark::kMillisecond);
 // One scalar iteration takes around a second: the default min time already runs it only once or
 // twice per repetition, and a name without an /iterations: suffix keeps the table's pairing simple.
 BENCHMARK(rope_scalar<DType::f32>)->Name("rope_inplace/f32/scalar")->Unit(benchmark::kMillisecond);

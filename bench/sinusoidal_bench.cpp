@@ -1,5 +1,5 @@
 // The fp32 sinusoidal table (32768 positions x 1024, interleaved, base 10000): 128 MiB written,
-// so the AVX2 kernel is compared with floor/memset of the same bytes (floors.cpp).
+// so the AVX2 and AVX-512 kernels are compared with floor/memset of the same bytes (floors.cpp).
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -11,14 +11,15 @@
 namespace pecheck::bench {
 namespace {
 
-void table_avx2(benchmark::State& state) {
-  if (!avx2_ready(state)) return;
+template <Isa I>
+void table_vector(benchmark::State& state) {
+  if (!ready<I>(state)) return;
   std::vector<float> out(kTableElements);  // value-initialized: every page is mapped before timing
   const std::vector<std::int64_t> positions = positions_from_zero(kTablePositions);
   const avx2::Rows<float> rows{out.data(), kTablePositions, kTableWidth, kTableWidth};
   const SinusoidalSpec spec = table_spec();
   for (auto _ : state) {
-    avx2::sinusoidal_table<float>(spec, positions, rows);
+    sinusoidal_table<I>(spec, positions, rows);
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -37,7 +38,8 @@ void table_scalar(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * kTableBytes);
 }
 
-BENCHMARK(table_avx2)->Name("sinusoidal_table/f32/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(table_vector<Isa::avx2>)->Name("sinusoidal_table/f32/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(table_vector<Isa::avx512>)->Name("sinusoidal_table/f32/avx512")->Unit(benchmark::kMillisecond);
 BENCHMARK(table_scalar)->Name("sinusoidal_table/f32/scalar")->Unit(benchmark::kMillisecond);
 
 }  // namespace

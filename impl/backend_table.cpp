@@ -8,9 +8,16 @@
 #ifdef PECHECK_HAVE_AVX2
 #include "impl/avx2/avx2_encoder.hpp"
 #include "impl/avx2/kernels.hpp"
+#include "impl/avx512/kernels.hpp"
 #endif
 
 namespace pecheck {
+
+namespace {
+constexpr const char* kAvx512Description =
+    "AVX-512 (F/BW/VL/DQ, BF16 where present) RoPE and sinusoid kernels, 16 lanes; its other operations are "
+    "the AVX2 kernels";
+}  // namespace
 
 const std::vector<Backend>& backend_table() {
   static const std::vector<Backend> table = {
@@ -26,8 +33,19 @@ const std::vector<Backend>& backend_table() {
          return Availability{cpu.ok, cpu.reason};
        },
        [] { return make_avx2_encoder(); }},
+      {"avx512", kAvx512Description,
+       [] {
+         const avx512::Cpu cpu = avx512::availability();
+         return Availability{cpu.ok, cpu.reason};
+       },
+       [] { return make_avx512_encoder(); }},
 #else
       {"avx2", "AVX2+FMA+F16C kernels on native fp32/bf16/fp16 storage, double angles, online softmax",
+       [] {
+         return Availability{false, "not an x86-64 build"};
+       },
+       [] { return std::unique_ptr<Encoder>(); }},
+      {"avx512", kAvx512Description,
        [] {
          return Availability{false, "not an x86-64 build"};
        },

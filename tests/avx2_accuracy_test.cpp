@@ -1,4 +1,4 @@
-// Accuracy of the AVX2 RoPE and sinusoidal kernels at every octave of position up to 2^24, for
+// Accuracy of the AVX2 and AVX-512 RoPE and sinusoidal kernels at every octave of position up to 2^24, for
 // bases 1e4, 5e5 and 1e6, against the MPFR reference: RoPE within 2u normwise per pair in every
 // dtype, the fp32 sinusoidal table within 0.5u + 2^-30 (correctly rounded in practice). Prints the
 // maximum per octave beside the naive fp32-angle computation, which the same metric must flag.
@@ -47,9 +47,9 @@ void print(const char* what, double base, const Octaves& m) {
 }
 
 /// Max over pairs of |y - y_ref| / (u |x_pair|) per octave (harness/rope_measure.hpp) for
-/// avx2::rope_apply<T> on one head per position; the naive variant is the fp32-angle baseline
+/// Set::rope_apply<T> on one head per position; the naive variant is the fp32-angle baseline
 /// (impl/fp32_angle_rope.hpp).
-template <class T>
+template <class Set, class T>
 Octaves rope_error(double base, const std::vector<std::int64_t>& pos, bool naive) {
   const DType dt = dtype_of<T>();
   const RopeSpec s{128, 128, base, RopeLayout::half_split};
@@ -62,7 +62,7 @@ Octaves rope_error(double base, const std::vector<std::int64_t>& pos, bool naive
     std::vector<T> native(n * d);
     avx2::detail::from_float(storage_of<T>(), x.data(), x.size(), native.data());
     const avx2::Heads<T> view[] = {{native.data(), n, 1, 128, 128}};
-    avx2::rope_apply<T>(s, pos, view);
+    Set::template rope_apply<T>(s, pos, view);
     avx2::detail::to_float(storage_of<T>(), native.data(), native.size(), y.data());
   }
   std::vector<double> exact(n * d);
@@ -85,6 +85,7 @@ Octaves rope_error(double base, const std::vector<std::int64_t>& pos, bool naive
 }
 
 /// Max |pe - pe_exact| / u32 per octave of the fp32 table; counts entries not correctly rounded.
+template <class Set>
 Octaves sinusoidal_error(double base, const std::vector<std::int64_t>& pos, bool naive, int& misrounded) {
   const SinusoidalSpec s{256, base, SinusoidalLayout::interleaved};
   std::vector<float> out(pos.size() * 256);
@@ -96,7 +97,7 @@ Octaves sinusoidal_error(double base, const std::vector<std::int64_t>& pos, bool
         out[t * 256 + 2 * i + 1] = std::cos(a);
       }
   } else {
-    avx2::sinusoidal_table<float>(s, pos, {out.data(), pos.size(), 256, 256});
+    Set::template sinusoidal_table<float>(s, pos, {out.data(), pos.size(), 256, 256});
   }
   Octaves worst{};
   for (std::size_t t = 0; t < pos.size(); ++t) {
@@ -111,16 +112,27 @@ Octaves sinusoidal_error(double base, const std::vector<std::int64_t>& pos, bool
   return worst;
 }
 
-class Avx2Accuracy : public Avx2Fixture<float> {};
+/// Each kernel set in turn (the AVX-512 one is the AVX2 tests' twin), skipped where the CPU
+/// cannot run it.
+template <class Set>
+class VectorAccuracy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const avx2::Cpu cpu = Set::availability();
+    if (!cpu.ok) GTEST_SKIP() << Set::name << " unavailable: " << cpu.reason;
+  }
+};
+TYPED_TEST_SUITE(VectorAccuracy, KernelSets, SetNames);
 
-TEST_F(Avx2Accuracy, RopeWithinTwoUnitsAtEveryPositionBelow2To24) {
+TYPED_TEST(VectorAccuracy, RopeWithinTwoUnitsAtEveryPositionBelow2To24) {
+  using Set = TypeParam;
   const auto pos = sample_positions();
   for (const double base : kBases) {
-    const Octaves f32 = rope_error<float>(base, pos, false), bf = rope_error<avx2::bf16>(base, pos, false),
-                  hf = rope_error<avx2::f16>(base, pos, false), naive = rope_error<float>(base, pos, true);
-    print("rope avx2 f32", base, f32);
-    print("rope avx2 bf16", base, bf);
-    print("rope avx2 f16", base, hf);
+    const Octaves f32 = rope_error<Set, float>(base, pos, false), bf = rope_error<Set, avx2::bf16>(base, pos, false),
+                  hf = rope_error<Set, avx2::f16>(base, pos, false), naive = rope_error<Set, float>(base, pos, true);
+    print((std::string("rope ") + Set::name + " f32").c_str(), base, f32);
+    print((std::string("rope ") + Set::name + " bf16").c_str(), base, bf);
+    print((std::string("rope ") + Set::name + " f16").c_str(), base, hf);
     print("rope naive fp32 angle", base, naive);
     for (const Octaves* m : {&f32, &bf, &hf}) EXPECT_LE(*std::max_element(m->begin(), m->end()), 2.0) << base;
     // Not vacuous: the metric sees the fp32-angle bug past position 4096 (octave 13).
@@ -132,7 +144,8 @@ TEST_F(Avx2Accuracy, RopeWithinTwoUnitsAtEveryPositionBelow2To24) {
 // both layouts: the vector path's three roundings would each cost u min_normal there, so those
 // tiles take the double path (impl/avx2/rope_kernel.cpp, has_tiny_pair). Exact is the reference in
 // double, whose own error is ~2^-50 of min_normal here.
-TEST_F(Avx2Accuracy, RopeOnSubnormalPairsKeepsItsBound) {
+TYPED_TEST(VectorAccuracy, RopeOnSubnormalPairsKeepsItsBound) {
+  using Set = TypeParam;
   std::mt19937_64 rng(3);
   std::uniform_real_distribution<double> unit(-1, 1);
   const std::vector<std::int64_t> pos = {0, 1, 47, 4514602, (1 << 24) - 1};
@@ -143,7 +156,7 @@ TEST_F(Avx2Accuracy, RopeOnSubnormalPairsKeepsItsBound) {
       x[i] = i % 7 == 0 ? (i % 2 ? 0.0f : -0.0f) : static_cast<float>(unit(rng) * std::ldexp(1.0, -126 + int(i % 3)));
     std::vector<float> y = x;
     const avx2::Heads<float> view[] = {{y.data(), pos.size(), 1, 64, 64}};
-    avx2::rope_apply<float>(s, pos, view);
+    Set::template rope_apply<float>(s, pos, view);
     std::vector<double> exact(x.begin(), x.end());
     ref::rope_apply<double>(s, 1, pos, exact);
     double worst = 0;
@@ -156,17 +169,18 @@ TEST_F(Avx2Accuracy, RopeOnSubnormalPairsKeepsItsBound) {
   }
 }
 
-TEST_F(Avx2Accuracy, SinusoidalTableCorrectlyRoundedInPractice) {
+TYPED_TEST(VectorAccuracy, SinusoidalTableCorrectlyRoundedInPractice) {
+  using Set = TypeParam;
   const auto pos = sample_positions();
   for (const double base : kBases) {
     int misrounded = 0, naive_misrounded = 0;
-    const Octaves avx2 = sinusoidal_error(base, pos, false, misrounded);
-    const Octaves naive = sinusoidal_error(base, pos, true, naive_misrounded);
-    print("sinusoidal avx2 f32", base, avx2);
+    const Octaves vec = sinusoidal_error<Set>(base, pos, false, misrounded);
+    const Octaves naive = sinusoidal_error<Set>(base, pos, true, naive_misrounded);
+    print((std::string("sinusoidal ") + Set::name + " f32").c_str(), base, vec);
     print("sinusoidal naive fp32", base, naive);
-    std::printf("  not correctly rounded: avx2 %d, naive %d of %zu entries\n", misrounded, naive_misrounded,
+    std::printf("  not correctly rounded: %s %d, naive %d of %zu entries\n", Set::name, misrounded, naive_misrounded,
                 pos.size() * 256);
-    EXPECT_LE(*std::max_element(avx2.begin(), avx2.end()), 0.5 + 0x1p-30 / 0x1p-24) << base;
+    EXPECT_LE(*std::max_element(vec.begin(), vec.end()), 0.5 + 0x1p-30 / 0x1p-24) << base;
     EXPECT_GT(naive[13], 100.0) << base;
   }
 }

@@ -1,6 +1,7 @@
-// The AVX2 kernels never touch memory outside their tensors: every output sits inside sentinel
-// guards (and strided rows have sentinel gaps), at every size 1 .. 2 x 8 + 1 and every misalignment
-// 0..3 elements, and what they write agrees with the scalar backend.
+// The AVX2 and AVX-512 kernels never touch memory outside their tensors: every output sits inside
+// sentinel guards (and strided rows have sentinel gaps), at every size 1 .. two vectors + 1 (17 for
+// AVX2, 33 for AVX-512) and every misalignment 0..3 elements, and what they write agrees with the
+// scalar backend.
 #include "impl/scalar/kernels.hpp"
 #include "tests/avx2_test_support.hpp"
 
@@ -14,10 +15,17 @@ template <class T>
 class Avx2Guard : public Avx2Fixture<T> {};
 TYPED_TEST_SUITE(Avx2Guard, StorageTypes);
 
-TYPED_TEST(Avx2Guard, SinusoidalTableAndAddStayInsideStridedRows) {
+/// The RoPE and sinusoid calls, on each kernel set.
+template <class P>
+class VectorGuard : public SetFixture<P> {};
+TYPED_TEST_SUITE(VectorGuard, SetsAndStorage, SetNames);
+
+TYPED_TEST(VectorGuard, SinusoidalTableAndAddStayInsideStridedRows) {
+  using Set = typename TypeParam::Set;
+  using T = typename TypeParam::Type;
   const DType dt = TestFixture::dt;
   const std::vector<std::int64_t> pos = {0, 7, 4093, (1 << 24) - 1};
-  for (int d = 2; d <= static_cast<int>(2 * kMaxSize); d += 2)
+  for (int d = 2; d <= static_cast<int>(2 * Set::max_size); d += 2)
     for (const auto layout : {SinusoidalLayout::interleaved, SinusoidalLayout::concatenated})
       for (std::size_t offset = 0; offset < 4; ++offset) {
         const SinusoidalSpec s{d, 10000.0, layout};
@@ -25,8 +33,8 @@ TYPED_TEST(Avx2Guard, SinusoidalTableAndAddStayInsideStridedRows) {
         const auto in_row = [&](std::size_t i) { return i % stride < cols; };
         std::vector<float> want(pos.size() * cols);
         scalar::sinusoidal_table(s, dt, pos, want);
-        Guarded<TypeParam> out(size, offset);
-        avx2::sinusoidal_table<TypeParam>(s, pos, {out.data(), pos.size(), cols, static_cast<std::ptrdiff_t>(stride)});
+        Guarded<T> out(size, offset);
+        Set::template sinusoidal_table<T>(s, pos, {out.data(), pos.size(), cols, static_cast<std::ptrdiff_t>(stride)});
         ASSERT_TRUE(out.untouched(in_row)) << s.describe() << " offset " << offset;
         std::vector<float> got;
         for (std::size_t t = 0; t < pos.size(); ++t) {
@@ -35,7 +43,7 @@ TYPED_TEST(Avx2Guard, SinusoidalTableAndAddStayInsideStridedRows) {
                      row.begin() + static_cast<std::ptrdiff_t>(t * stride + cols));
         }
         expect_close(got, want, dt, 2, 1, s.describe());
-        avx2::sinusoidal_add<TypeParam>(s, pos, {out.data(), pos.size(), cols, static_cast<std::ptrdiff_t>(stride)});
+        Set::template sinusoidal_add<T>(s, pos, {out.data(), pos.size(), cols, static_cast<std::ptrdiff_t>(stride)});
         ASSERT_TRUE(out.untouched(in_row)) << "add " << s.describe() << " offset " << offset;
       }
 }
@@ -60,11 +68,13 @@ TYPED_TEST(Avx2Guard, LearnedAddStaysInsideRows) {
     }
 }
 
-TYPED_TEST(Avx2Guard, RopeOnFusedQkvTouchesOnlyTheRotaryPartOfQAndK) {
+TYPED_TEST(VectorGuard, RopeOnFusedQkvTouchesOnlyTheRotaryPartOfQAndK) {
+  using Set = typename TypeParam::Set;
+  using T = typename TypeParam::Type;
   const DType dt = TestFixture::dt;
   const std::vector<std::int64_t> pos = {0, 1, 65535, -(1 << 20)};
   const int heads = 2;
-  for (int hd = 2; hd <= static_cast<int>(2 * kMaxSize); hd += 2)
+  for (int hd = 2; hd <= static_cast<int>(2 * Set::max_size); hd += 2)
     for (const int rot : {hd, std::max(2, hd / 2 / 2 * 2)})
       for (const auto layout : {RopeLayout::interleaved, RopeLayout::half_split})
         for (std::size_t offset = 0; offset < 4; offset += 3) {
@@ -73,12 +83,12 @@ TYPED_TEST(Avx2Guard, RopeOnFusedQkvTouchesOnlyTheRotaryPartOfQAndK) {
           const std::size_t width = static_cast<std::size_t>(heads * hd), stride = 3 * width + 1;
           const std::size_t size = stride * pos.size();
           const auto x = values(size, dt, 3);
-          Guarded<TypeParam> buf(size, offset);
+          Guarded<T> buf(size, offset);
           buf.fill(x);
           const auto ts = static_cast<std::ptrdiff_t>(stride);
-          const Heads<TypeParam> qk[] = {{buf.data(), pos.size(), heads, ts, hd},
-                                         {buf.data() + width, pos.size(), heads, ts, hd}};
-          avx2::rope_apply<TypeParam>(s, pos, qk);
+          const Heads<T> qk[] = {{buf.data(), pos.size(), heads, ts, hd},
+                                 {buf.data() + width, pos.size(), heads, ts, hd}};
+          Set::template rope_apply<T>(s, pos, qk);
           ASSERT_TRUE(buf.untouched([](std::size_t) { return true; })) << s.describe();
           const auto got = buf.read(size);
           for (std::size_t t = 0; t < pos.size(); ++t)

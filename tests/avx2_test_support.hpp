@@ -1,5 +1,6 @@
-// Shared by the AVX2 kernel tests: buffers inside sentinel guards, deterministic data, and an
-// element-wise comparison in units of the dtype's u; a typed fixture that skips without AVX2.
+// Shared by the AVX2 and AVX-512 kernel tests: buffers inside sentinel guards, deterministic data,
+// an element-wise comparison in units of the dtype's u; the kernel sets, and typed fixtures that
+// skip (with the reason) where the CPU cannot run a set.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
+#include "impl/avx512/kernels.hpp"
 #include "spec/dtype.hpp"
 
 namespace pecheck::avx2_test {
@@ -25,7 +27,7 @@ constexpr DType dtype_of() {
 using avx2::storage_of;
 
 constexpr std::size_t kGuard = 24;    // elements of sentinel on each side
-constexpr std::size_t kMaxSize = 17;  // 2 x (8 floats per vector) + 1
+constexpr std::size_t kMaxSize = 17;  // 2 x (8 floats per vector) + 1, for the AVX2 kernels
 
 /// A buffer of `size` elements at `offset` elements past a 32-byte boundary, everything around it
 /// (and every element the test does not mark as written) filled with a sentinel bit pattern.
@@ -92,5 +94,72 @@ class Avx2Fixture : public ::testing::Test {
   static constexpr DType dt = dtype_of<T>();
 };
 using StorageTypes = ::testing::Types<float, avx2::bf16, avx2::f16>;
+
+/// The two kernel sets of the RoPE and sinusoid calls: AVX2's, and AVX-512's (impl/avx512/).
+/// `max_size`: two vectors and one element, the sizes a guard test walks through.
+struct Avx2Set {
+  static constexpr const char* name = "avx2";
+  static constexpr std::size_t max_size = kMaxSize;
+  static avx2::Cpu availability() { return avx2::availability(); }
+  template <class T>
+  static void sinusoidal_table(const SinusoidalSpec& s, std::span<const std::int64_t> p, avx2::Rows<T> out) {
+    avx2::sinusoidal_table<T>(s, p, out);
+  }
+  template <class T>
+  static void sinusoidal_add(const SinusoidalSpec& s, std::span<const std::int64_t> p, avx2::Rows<T> x) {
+    avx2::sinusoidal_add<T>(s, p, x);
+  }
+  template <class T>
+  static void rope_apply(const RopeSpec& s, std::span<const std::int64_t> p, std::span<const avx2::Heads<T>> x) {
+    avx2::rope_apply<T>(s, p, x);
+  }
+};
+struct Avx512Set {
+  static constexpr const char* name = "avx512";
+  static constexpr std::size_t max_size = 2 * 16 + 1;
+  static avx2::Cpu availability() { return avx512::availability(); }
+  template <class T>
+  static void sinusoidal_table(const SinusoidalSpec& s, std::span<const std::int64_t> p, avx2::Rows<T> out) {
+    avx512::sinusoidal_table<T>(s, p, out);
+  }
+  template <class T>
+  static void sinusoidal_add(const SinusoidalSpec& s, std::span<const std::int64_t> p, avx2::Rows<T> x) {
+    avx512::sinusoidal_add<T>(s, p, x);
+  }
+  template <class T>
+  static void rope_apply(const RopeSpec& s, std::span<const std::int64_t> p, std::span<const avx2::Heads<T>> x) {
+    avx512::rope_apply<T>(s, p, x);
+  }
+};
+
+/// Typed fixture over (kernel set, storage type) pairs.
+template <class Set_, class T>
+struct On {
+  using Set = Set_;
+  using Type = T;
+};
+template <class P>
+class SetFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const avx2::Cpu cpu = P::Set::availability();
+    if (!cpu.ok) GTEST_SKIP() << P::Set::name << " unavailable: " << cpu.reason;
+  }
+  static constexpr DType dt = dtype_of<typename P::Type>();
+};
+using SetsAndStorage = ::testing::Types<On<Avx2Set, float>, On<Avx2Set, avx2::bf16>, On<Avx2Set, avx2::f16>,
+                                        On<Avx512Set, float>, On<Avx512Set, avx2::bf16>, On<Avx512Set, avx2::f16>>;
+using KernelSets = ::testing::Types<Avx2Set, Avx512Set>;
+
+/// Names typed tests by their set and type, e.g. "avx512_bf16".
+struct SetNames {
+  template <class P>
+  static std::string GetName(int) {
+    if constexpr (requires { typename P::Set; })
+      return std::string(P::Set::name) + "_" + std::string(dtype_name(dtype_of<typename P::Type>()));
+    else
+      return P::name;
+  }
+};
 
 }  // namespace pecheck::avx2_test

@@ -12,6 +12,7 @@
 
 #include "impl/alibi_slopes.hpp"
 #include "impl/angles.hpp"
+#include "impl/avx2/checked_calls.hpp"
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
@@ -41,12 +42,12 @@ void check_rows(const Rows<T>& r, std::string_view what, std::size_t rows, std::
   if (rows > 0 && r.data == nullptr) throw std::invalid_argument(fmt::format("{} is null", what));
 }
 
-/// Frequencies split hi + lo, zero-padded to a multiple of 4 entries.
+/// Frequencies split hi + lo, zero-padded to a multiple of 8 entries.
 struct FrequencyTable {
   std::vector<double> hi, lo;
   std::size_t count = 0;
   explicit FrequencyTable(const std::vector<angles::Frequency>& f)
-      : hi(detail::padded4(f.size())), lo(detail::padded4(f.size())), count(f.size()) {
+      : hi(detail::padded8(f.size())), lo(detail::padded8(f.size())), count(f.size()) {
     for (std::size_t i = 0; i < f.size(); ++i) {
       hi[i] = f[i].hi;
       lo[i] = f[i].lo;
@@ -84,21 +85,12 @@ const FrequencyTable& rope_frequencies(const RopeSpec& s) {
 /// This thread's scratch of at least n doubles, grown and never shrunk: a call allocates only when
 /// it needs more than every earlier call on the thread did, so a decode loop (one token per call,
 /// the same head_dim) allocates on its first call only. The kernels write every element they read.
+/// 64-byte aligned, so that no 512-bit load of the coefficients straddles two cache lines.
 double* thread_scratch(std::size_t n) {
   thread_local std::vector<double> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
-}
-
-template <class T>
-void sinusoidal_rows(const SinusoidalSpec& s, std::span<const std::int64_t> positions, Rows<T> x, bool add) {
-  s.validate();
-  check_rows(x, add ? "x" : "out", positions.size(), static_cast<std::size_t>(s.d_model));
-  check_positions(positions);
-  const FrequencyTable& f = sinusoidal_frequencies(s);
-  std::vector<double> scratch(detail::sinusoidal_scratch_doubles(f.count));
-  detail::sinusoidal_rows(storage_of<T>(), {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx,
-                                            positions.data(), positions.size(), x.data, x.stride, add, scratch.data()});
+  if (buffer.size() < n + 8) buffer.resize(n + 8);
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + (64 - address % 64) % 64 / sizeof(double);
 }
 
 std::vector<double> slopes(int heads) {
@@ -130,6 +122,67 @@ std::vector<std::int64_t> t5_boundaries(const T5Spec& s) {
 
 }  // namespace
 
+namespace detail {
+
+const VectorUnits& avx2_units() {
+  static const VectorUnits units{&rope, &sinusoidal_rows};
+  return units;
+}
+
+template <class T>
+void checked_rope(const VectorUnits& units, const RopeSpec& s, std::span<const std::int64_t> positions,
+                  std::span<const Heads<T>> tensors) {
+  s.validate();
+  check_positions(positions);
+  // The views live on the stack up to kInline tensors (Q and K, or a fused QKV, in practice): no
+  // allocation per call, which a decode step would pay once per generated token.
+  constexpr std::size_t kInline = 8;
+  std::array<RopeTensor, kInline> inline_views;
+  std::vector<RopeTensor> many;
+  if (tensors.size() > kInline) many.resize(tensors.size());
+  RopeTensor* views = tensors.size() > kInline ? many.data() : inline_views.data();
+  std::size_t count = 0;
+  for (const Heads<T>& x : tensors) {
+    if (x.tokens != positions.size())
+      throw std::invalid_argument(
+          fmt::format("RoPE tensor has {} tokens for {} positions", x.tokens, positions.size()));
+    if (x.heads <= 0) throw std::invalid_argument(fmt::format("RoPE tensor needs heads > 0, got {}", x.heads));
+    if (x.head_stride < s.head_dim || x.token_stride < (x.heads - 1) * x.head_stride + s.head_dim)
+      throw std::invalid_argument(fmt::format("RoPE strides (token {}, head {}) overlap heads of dim {}",
+                                              x.token_stride, x.head_stride, s.head_dim));
+    if (x.tokens > 0 && x.data == nullptr) throw std::invalid_argument("RoPE tensor is null");
+    views[count++] = {x.data, x.heads, x.token_stride, x.head_stride};
+  }
+  const FrequencyTable& f = rope_frequencies(s);
+  double* scratch = thread_scratch(rope_scratch_doubles(f.count));
+  units.rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data(),
+                               positions.size(), views, count, scratch});
+}
+
+template <class T>
+void checked_sinusoidal(const VectorUnits& units, const SinusoidalSpec& s, std::span<const std::int64_t> positions,
+                        Rows<T> x, bool add) {
+  s.validate();
+  check_rows(x, add ? "x" : "out", positions.size(), static_cast<std::size_t>(s.d_model));
+  check_positions(positions);
+  const FrequencyTable& f = sinusoidal_frequencies(s);
+  double* scratch = thread_scratch(sinusoidal_scratch_doubles(f.count));
+  units.sinusoidal_rows(storage_of<T>(), {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx,
+                                          positions.data(), positions.size(), x.data, x.stride, add, scratch});
+}
+
+#define PECHECK_CHECKED_INSTANTIATE(T)                                                                          \
+  template void checked_rope<T>(const VectorUnits&, const RopeSpec&, std::span<const std::int64_t>,             \
+                                std::span<const Heads<T>>);                                                     \
+  template void checked_sinusoidal<T>(const VectorUnits&, const SinusoidalSpec&, std::span<const std::int64_t>, \
+                                      Rows<T>, bool);
+
+PECHECK_CHECKED_INSTANTIATE(float)
+PECHECK_CHECKED_INSTANTIATE(bf16)
+PECHECK_CHECKED_INSTANTIATE(f16)
+
+}  // namespace detail
+
 Cpu availability() {
   if (const char* off = std::getenv("PECHECK_DISABLE_AVX2"); off && *off && std::string_view(off) != "0")
     return {false, "disabled by PECHECK_DISABLE_AVX2"};
@@ -148,12 +201,12 @@ Cpu availability() {
 
 template <class T>
 void sinusoidal_table(const SinusoidalSpec& s, std::span<const std::int64_t> positions, Rows<T> out) {
-  sinusoidal_rows(s, positions, out, false);
+  detail::checked_sinusoidal(detail::avx2_units(), s, positions, out, false);
 }
 
 template <class T>
 void sinusoidal_add(const SinusoidalSpec& s, std::span<const std::int64_t> positions, Rows<T> x) {
-  sinusoidal_rows(s, positions, x, true);
+  detail::checked_sinusoidal(detail::avx2_units(), s, positions, x, true);
 }
 
 template <class T>
@@ -171,31 +224,7 @@ void learned_add(const LearnedSpec& s, Rows<const T> table, std::span<const std:
 
 template <class T>
 void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std::span<const Heads<T>> tensors) {
-  s.validate();
-  check_positions(positions);
-  // The views live on the stack up to kInline tensors (Q and K, or a fused QKV, in practice): no
-  // allocation per call, which a decode step would pay once per generated token.
-  constexpr std::size_t kInline = 8;
-  std::array<detail::RopeTensor, kInline> inline_views;
-  std::vector<detail::RopeTensor> many;
-  if (tensors.size() > kInline) many.resize(tensors.size());
-  detail::RopeTensor* views = tensors.size() > kInline ? many.data() : inline_views.data();
-  std::size_t count = 0;
-  for (const Heads<T>& x : tensors) {
-    if (x.tokens != positions.size())
-      throw std::invalid_argument(
-          fmt::format("RoPE tensor has {} tokens for {} positions", x.tokens, positions.size()));
-    if (x.heads <= 0) throw std::invalid_argument(fmt::format("RoPE tensor needs heads > 0, got {}", x.heads));
-    if (x.head_stride < s.head_dim || x.token_stride < (x.heads - 1) * x.head_stride + s.head_dim)
-      throw std::invalid_argument(fmt::format("RoPE strides (token {}, head {}) overlap heads of dim {}",
-                                              x.token_stride, x.head_stride, s.head_dim));
-    if (x.tokens > 0 && x.data == nullptr) throw std::invalid_argument("RoPE tensor is null");
-    views[count++] = {x.data, x.heads, x.token_stride, x.head_stride};
-  }
-  const FrequencyTable& f = rope_frequencies(s);
-  double* scratch = thread_scratch(detail::rope_scratch_doubles(f.count));
-  detail::rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data(),
-                                 positions.size(), views, count, scratch});
+  detail::checked_rope(detail::avx2_units(), s, positions, tensors);
 }
 
 template <class T>

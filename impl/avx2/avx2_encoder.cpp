@@ -1,7 +1,9 @@
-// The AVX2 backend behind the encoder-under-test interface. fp32 tensors are handed to the
-// kernels as they are; bf16 and fp16 ones (values carried by floats) are packed into real 16-bit
-// storage first and unpacked after, so the kernels under test are the ones a caller would use.
-// The 2-D encodings are the 1-D kernels on strided views (each axis owns half of a row or head).
+// The AVX2 and AVX-512 backends behind the encoder-under-test interface. fp32 tensors are handed
+// to the kernels as they are; bf16 and fp16 ones (values carried by floats) are packed into real
+// 16-bit storage first and unpacked after, so the kernels under test are the ones a caller would
+// use. The 2-D encodings are the 1-D kernels on strided views (each axis owns half of a row or
+// head). The `avx512` encoder differs in its RoPE and sinusoid kernels (impl/avx512/); its other
+// operations are the AVX2 kernels.
 #include "impl/avx2/avx2_encoder.hpp"
 
 #include <type_traits>
@@ -10,6 +12,7 @@
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
+#include "impl/avx512/kernels.hpp"
 #include "impl/mrope_by_axes.hpp"
 #include "interface/shapes.hpp"
 
@@ -65,9 +68,29 @@ void with_type(DType dt, F&& f) {
 
 std::size_t size(int x) { return static_cast<std::size_t>(x); }
 
-class Avx2Encoder final : public Encoder {
+/// The kernel set an encoder runs: AVX2's, or AVX-512's RoPE and sinusoid kernels.
+enum class Isa { avx2, avx512 };
+
+template <Isa I, class T>
+void sinusoidal_table(const SinusoidalSpec& s, std::span<const std::int64_t> pos, Rows<T> out) {
+  if constexpr (I == Isa::avx512)
+    avx512::sinusoidal_table<T>(s, pos, out);
+  else
+    avx2::sinusoidal_table<T>(s, pos, out);
+}
+
+template <Isa I, class T>
+void rope_apply(const RopeSpec& s, std::span<const std::int64_t> pos, std::span<const Heads<T>> x) {
+  if constexpr (I == Isa::avx512)
+    avx512::rope_apply<T>(s, pos, x);
+  else
+    avx2::rope_apply<T>(s, pos, x);
+}
+
+template <Isa I>
+class VectorEncoder final : public Encoder {
  public:
-  std::string name() const override { return "avx2"; }
+  std::string name() const override { return I == Isa::avx512 ? "avx512" : "avx2"; }
   Support supports(Op, DType) const override { return {}; }
 
   void run(const SinusoidalTable& c) override {
@@ -75,7 +98,7 @@ class Avx2Encoder final : public Encoder {
     shapes::sinusoidal(s, pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
-      avx2::sinusoidal_table<T>(s, pos, {o.data(), pos.size(), size(s.d_model), s.d_model});
+      sinusoidal_table<I, T>(s, pos, {o.data(), pos.size(), size(s.d_model), s.d_model});
       o.write_back();
     });
   }
@@ -95,7 +118,7 @@ class Avx2Encoder final : public Encoder {
     with_type(dt, [&]<class T>(T) {
       Native<T> xs(x);
       const Heads<T> view[] = {{xs.data(), pos.size(), heads, heads * s.head_dim, s.head_dim}};
-      avx2::rope_apply<T>(s, pos, view);
+      rope_apply<I, T>(s, pos, view);
       xs.write_back();
     });
   }
@@ -132,8 +155,8 @@ class Avx2Encoder final : public Encoder {
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
       const std::size_t half = size(s.d_model / 2);
-      avx2::sinusoidal_table<T>(s.axis(), rows, {o.data(), rows.size(), half, s.d_model});
-      avx2::sinusoidal_table<T>(s.axis(), cols, {o.data() + half, cols.size(), half, s.d_model});
+      sinusoidal_table<I, T>(s.axis(), rows, {o.data(), rows.size(), half, s.d_model});
+      sinusoidal_table<I, T>(s.axis(), cols, {o.data() + half, cols.size(), half, s.d_model});
       o.write_back();
     });
   }
@@ -145,8 +168,8 @@ class Avx2Encoder final : public Encoder {
       const int hd = s.head_dim, td = heads * hd;
       const Heads<T> row_half[] = {{xs.data(), rows.size(), heads, td, hd}};
       const Heads<T> col_half[] = {{xs.data() + hd / 2, cols.size(), heads, td, hd}};
-      avx2::rope_apply<T>(s.axis(), rows, row_half);
-      avx2::rope_apply<T>(s.axis(), cols, col_half);
+      rope_apply<I, T>(s.axis(), rows, row_half);
+      rope_apply<I, T>(s.axis(), cols, col_half);
       xs.write_back();
     });
   }
@@ -168,6 +191,7 @@ class Avx2Encoder final : public Encoder {
 
 }  // namespace
 
-std::unique_ptr<Encoder> make_avx2_encoder() { return std::make_unique<Avx2Encoder>(); }
+std::unique_ptr<Encoder> make_avx2_encoder() { return std::make_unique<VectorEncoder<Isa::avx2>>(); }
+std::unique_ptr<Encoder> make_avx512_encoder() { return std::make_unique<VectorEncoder<Isa::avx512>>(); }
 
 }  // namespace pecheck

@@ -1,4 +1,5 @@
-// The AVX2 backend's encoder (impl/avx2/kernels.hpp behind the encoder-under-test interface).
+// The AVX2 and AVX-512 backends' encoders (impl/avx2/kernels.hpp, impl/avx512/kernels.hpp behind
+// the encoder-under-test interface).
 #pragma once
 
 #include <memory>
@@ -9,5 +10,7 @@ namespace pecheck {
 
 /// Call only when avx2::availability() says the CPU runs it.
 std::unique_ptr<Encoder> make_avx2_encoder();
+/// Call only when avx512::availability() says the CPU runs it.
+std::unique_ptr<Encoder> make_avx512_encoder();
 
 }  // namespace pecheck

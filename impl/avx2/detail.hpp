@@ -12,7 +12,8 @@ namespace pecheck::avx2::detail {
 
 enum class Storage { f32, bf16, f16 };
 
-/// Per-frequency hi + lo parts (impl/angles.hpp), padded with zeros to a multiple of 4 entries.
+/// Per-frequency hi + lo parts (impl/angles.hpp), padded with zeros to a multiple of 8 entries (the
+/// AVX2 kernels read them by 4, the AVX-512 ones by 8).
 struct Frequencies {
   const double* hi = nullptr;
   const double* lo = nullptr;
@@ -20,6 +21,7 @@ struct Frequencies {
 };
 
 inline std::size_t padded4(std::size_t n) { return (n + 3) / 4 * 4; }
+inline std::size_t padded8(std::size_t n) { return (n + 7) / 8 * 8; }
 
 struct SinusoidalCall {
   Frequencies f;
@@ -32,7 +34,8 @@ struct SinusoidalCall {
   bool add = false;           ///< x += PE instead of out = PE
   double* scratch = nullptr;  ///< sinusoidal_scratch_doubles(frequencies)
 };
-inline std::size_t sinusoidal_scratch_doubles(std::size_t frequencies) { return 34 * padded4(frequencies); }
+/// Large enough for both kernel sets (AVX2 lays its rows out by padded4, AVX-512 by padded8).
+inline std::size_t sinusoidal_scratch_doubles(std::size_t frequencies) { return 34 * padded8(frequencies); }
 void sinusoidal_rows(Storage, const SinusoidalCall&);
 
 struct LearnedCall {
@@ -60,10 +63,11 @@ struct RopeCall {
   std::size_t count = 0;
   double* scratch = nullptr;  ///< rope_scratch_doubles(pairs)
 };
-/// Per token: cos and sin in double (pairs, padded to 4), then the fp32 coefficients of the output
-/// lanes in blocks of 8 lanes x 7 arrays (rope_kernel.cpp): 2 x pairs lanes, padded to 8.
-inline std::size_t rope_lanes(std::size_t pairs) { return (2 * pairs + 7) / 8 * 8; }
-inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 2 * padded4(pairs) + 7 * rope_lanes(pairs) / 2; }
+/// Per token: cos and sin in double (pairs, padded to 8), then the fp32 coefficients of the output
+/// lanes in blocks of 7 arrays (rope_kernel.cpp: blocks of 8 lanes; AVX-512's: of 16): 2 x pairs
+/// lanes, padded to 16. The size serves both kernel sets; the scratch is 64-byte aligned.
+inline std::size_t rope_lanes(std::size_t pairs) { return (2 * pairs + 15) / 16 * 16; }
+inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 2 * padded8(pairs) + 7 * rope_lanes(pairs) / 2; }
 void rope(Storage, const RopeCall&);
 
 void alibi(Storage, const double* slopes, int heads, bool causal, const std::int64_t* positions, std::size_t n,

@@ -37,7 +37,7 @@ struct Coefficients {
 };
 
 Coefficients views(const RopeCall& call) {
-  const std::size_t P = padded4(call.f.count);
+  const std::size_t P = padded8(call.f.count);
   return {call.scratch, call.scratch + P, reinterpret_cast<float*>(call.scratch + 2 * P)};
 }
 
