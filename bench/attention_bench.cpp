@@ -1,5 +1,6 @@
 // Multi-head attention with RoPE (1024 tokens, 8 heads of 64, full mask), fp32. FLOP/s counts
-// QK^T and PV only, so it can be held against floor/fma_peak/f32 (floors.cpp).
+// QK^T and PV only, so it can be held against the FMA peaks (floors.cpp): the AVX2 kernel against
+// floor/fma_peak/f32, the AVX-512 one against floor/fma_peak512/f32.
 #include <benchmark/benchmark.h>
 
 #include <span>
@@ -28,12 +29,16 @@ void set_flops(benchmark::State& state) {
   state.counters["FLOP/s"] = benchmark::Counter(attention_flops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-void attention_avx2(benchmark::State& state) {
-  if (!avx2_ready(state)) return;
+template <Isa I>
+void attention_vector(benchmark::State& state) {
+  if (!ready<I>(state)) return;
   AttentionInputs x = attention_inputs();
   const AttentionSpec spec = attention_spec();
   for (auto _ : state) {
-    avx2::attention<float>(spec, x.positions, x.q.data(), x.k.data(), x.v.data(), nullptr, x.out.data());
+    if constexpr (I == Isa::avx512)
+      avx512::attention<float>(spec, x.positions, x.q.data(), x.k.data(), x.v.data(), nullptr, x.out.data());
+    else
+      avx2::attention<float>(spec, x.positions, x.q.data(), x.k.data(), x.v.data(), nullptr, x.out.data());
     benchmark::DoNotOptimize(x.out.data());
     benchmark::ClobberMemory();
   }
@@ -51,7 +56,8 @@ void attention_scalar(benchmark::State& state) {
   set_flops(state);
 }
 
-BENCHMARK(attention_avx2)->Name("attention/f32/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(attention_vector<Isa::avx2>)->Name("attention/f32/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(attention_vector<Isa::avx512>)->Name("attention/f32/avx512")->Unit(benchmark::kMillisecond);
 BENCHMARK(attention_scalar)->Name("attention/f32/scalar")->Unit(benchmark::kMillisecond);
 
 }  // namespace

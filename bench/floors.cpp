@@ -1,5 +1,6 @@
 // The floors each kernel is held against: the same bytes moved by the cheapest code that moves
-// them (an in-place read-modify-write pass, a memset) and a measured single-core FMA peak.
+// them (an in-place read-modify-write pass, a memset) and measured single-core FMA peaks (256-bit
+// for the AVX2 kernels, 512-bit for the AVX-512 ones).
 // Built for the baseline ISA (SSE2): one core's memory bandwidth is bounded by outstanding cache
 // misses, not by vector width, so a 16-byte loop already reaches it.
 #include <benchmark/benchmark.h>
@@ -80,10 +81,21 @@ void fma_peak(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+/// The AVX-512 kernels' peak: on a core with 512-bit FMA units (Zen 5, Intel server cores) twice
+/// the 256-bit one; on Zen 4, which splits 512-bit operations in two halves, about the same.
+void fma_peak512(benchmark::State& state) {
+  if (!avx512_ready(state)) return;
+  constexpr long long kRounds = 1 << 16;
+  for (auto _ : state) benchmark::DoNotOptimize(fma_chains512(kRounds));
+  state.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(kRounds) * kFmaChains * kFlopPerFma512,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
 BENCHMARK(rmw_f32)->Name("floor/rmw/f32")->Unit(benchmark::kMillisecond);
 BENCHMARK(rmw_bf16)->Name("floor/rmw/bf16")->Unit(benchmark::kMillisecond);
 BENCHMARK(memset_floor)->Name("floor/memset")->Unit(benchmark::kMillisecond);
 BENCHMARK(fma_peak)->Name("floor/fma_peak/f32")->Unit(benchmark::kMicrosecond);
+BENCHMARK(fma_peak512)->Name("floor/fma_peak512/f32")->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace pecheck::bench

@@ -30,8 +30,10 @@ KNOWN = [
     ("sinusoidal_table/f32/scalar", "floor/memset", None),
     ("floor/memset", None, None),
     ("attention/f32/avx2", "floor/fma_peak/f32", "attention/f32/scalar"),
+    ("attention/f32/avx512", "floor/fma_peak512/f32", "attention/f32/scalar"),
     ("attention/f32/scalar", "floor/fma_peak/f32", None),
     ("floor/fma_peak/f32", None, None),
+    ("floor/fma_peak512/f32", None, None),
     ("rope_decode/f32/avx2", "floor/copy/decode_f32", None),
     ("rope_decode/f32/avx512", "floor/copy/decode_f32", None),
     ("floor/copy/decode_f32", None, None),
@@ -39,7 +41,7 @@ KNOWN = [
     ("rope_decode/bf16/avx512", "floor/copy/decode_bf16", None),
     ("floor/copy/decode_bf16", None, None),
 ]
-GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset", "floor/fma_peak/f32", "floor/copy/decode_f32",
+GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset", "floor/fma_peak512/f32", "floor/copy/decode_f32",
               "floor/copy/decode_bf16"}
 SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a name (UseRealTime, Iterations, MinTime, ...).

@@ -15,8 +15,8 @@ namespace pecheck {
 
 namespace {
 constexpr const char* kAvx512Description =
-    "AVX-512 (F/BW/VL/DQ, BF16 where present) RoPE and sinusoid kernels, 16 lanes; its other operations are "
-    "the AVX2 kernels";
+    "AVX-512 (F/BW/VL/DQ, BF16 where present) RoPE, sinusoid and attention kernels, 16 lanes; its other "
+    "operations are the AVX2 kernels";
 }  // namespace
 
 const std::vector<Backend>& backend_table() {

@@ -1,6 +1,6 @@
-// The AVX2 score and attention kernels write exactly their dense outputs (sentinel guards around,
-// sizes 1 .. 2 x 8 + 1, misaligned) and agree with the scalar backend; bad calls throw before
-// writing anything; the backend is reported unavailable, with its reason, when disabled.
+// The AVX2 score kernels and both kernel sets' attention write exactly their dense outputs
+// (sentinel guards around, sizes 1 .. two vectors + 1, misaligned) and agree with the scalar backend; bad calls throw
+// before writing anything; the backend is reported unavailable, with its reason, when disabled.
 #include <cstdlib>
 
 #include "impl/backend_table.hpp"
@@ -71,9 +71,15 @@ TYPED_TEST(Avx2ScoreGuard, ShawScoresWriteExactlyTheMatrix) {
     }
 }
 
-TYPED_TEST(Avx2ScoreGuard, AttentionWritesExactlyItsOutput) {
+template <class P>
+class VectorAttentionGuard : public SetFixture<P> {};
+TYPED_TEST_SUITE(VectorAttentionGuard, SetsAndStorage, SetNames);
+
+TYPED_TEST(VectorAttentionGuard, AttentionWritesExactlyItsOutput) {
+  using Set = typename TypeParam::Set;
+  using T = typename TypeParam::Type;
   const DType dt = TestFixture::dt;
-  for (std::size_t n = 1; n <= kMaxSize; ++n)
+  for (std::size_t n = 1; n <= Set::max_size; ++n)
     for (const auto pe : {AttentionPE::none, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw})
       for (const bool causal : {true, false}) {
         AttentionSpec s;
@@ -88,12 +94,12 @@ TYPED_TEST(Avx2ScoreGuard, AttentionWritesExactlyItsOutput) {
         const auto table = values(static_cast<std::size_t>(s.shaw().table_rows() * s.head_dim), dt, 11);
         std::vector<float> want(size);
         scalar::attention(s, dt, pos, q, k, v, table, want);
-        Guarded<TypeParam> qb(size, 0), kb(size, 1), vb(size, 2), tb(table.size(), 3), out(size, n % 4);
+        Guarded<T> qb(size, 0), kb(size, 1), vb(size, 2), tb(table.size(), 3), out(size, n % 4);
         qb.fill(q);
         kb.fill(k);
         vb.fill(v);
         tb.fill(table);
-        avx2::attention<TypeParam>(s, pos, qb.data(), kb.data(), vb.data(), tb.data(), out.data());
+        Set::template attention<T>(s, pos, qb.data(), kb.data(), vb.data(), tb.data(), out.data());
         ASSERT_TRUE(out.untouched(all)) << s.describe() << " n " << n;
         // Within a few fp32 units of the scalar backend's result, plus one dtype rounding each.
         expect_close(out.read(size), want, dt, 2 + 64 * 0x1p-24 / unit_roundoff(dt) * n, 2, s.describe());

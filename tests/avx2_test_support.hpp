@@ -95,7 +95,7 @@ class Avx2Fixture : public ::testing::Test {
 };
 using StorageTypes = ::testing::Types<float, avx2::bf16, avx2::f16>;
 
-/// The two kernel sets of the RoPE and sinusoid calls: AVX2's, and AVX-512's (impl/avx512/).
+/// The two kernel sets of the RoPE, sinusoid and attention calls: AVX2's, and AVX-512's (impl/avx512/).
 /// `max_size`: two vectors and one element, the sizes a guard test walks through.
 struct Avx2Set {
   static constexpr const char* name = "avx2";
@@ -113,6 +113,11 @@ struct Avx2Set {
   static void rope_apply(const RopeSpec& s, std::span<const std::int64_t> p, std::span<const avx2::Heads<T>> x) {
     avx2::rope_apply<T>(s, p, x);
   }
+  template <class T>
+  static void attention(const AttentionSpec& s, std::span<const std::int64_t> p, const T* q, const T* k, const T* v,
+                        const T* table, T* out) {
+    avx2::attention<T>(s, p, q, k, v, table, out);
+  }
 };
 struct Avx512Set {
   static constexpr const char* name = "avx512";
@@ -129,6 +134,11 @@ struct Avx512Set {
   template <class T>
   static void rope_apply(const RopeSpec& s, std::span<const std::int64_t> p, std::span<const avx2::Heads<T>> x) {
     avx512::rope_apply<T>(s, p, x);
+  }
+  template <class T>
+  static void attention(const AttentionSpec& s, std::span<const std::int64_t> p, const T* q, const T* k, const T* v,
+                        const T* table, T* out) {
+    avx512::attention<T>(s, p, q, k, v, table, out);
   }
 };
 

@@ -93,6 +93,15 @@ double* thread_scratch(std::size_t n) {
   return buffer.data() + (64 - address % 64) % 64 / sizeof(double);
 }
 
+/// This thread's fp32 working memory for attention (the copies of Q, K and V, the kernel's
+/// scratch), grown and never shrunk like thread_scratch: a call in a loop neither allocates nor
+/// touches fresh pages (the page faults were 3% of a 1024-token call).
+float* attention_work(std::size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
 std::vector<double> slopes(int heads) {
   std::vector<double> m(static_cast<std::size_t>(heads));
   for (int h = 0; h < heads; ++h) m[static_cast<std::size_t>(h)] = alibi::slope(h, heads);
@@ -125,7 +134,7 @@ std::vector<std::int64_t> t5_boundaries(const T5Spec& s) {
 namespace detail {
 
 const VectorUnits& avx2_units() {
-  static const VectorUnits units{&rope, &sinusoidal_rows};
+  static const VectorUnits units{&rope, &sinusoidal_rows, &attention};
   return units;
 }
 
@@ -171,11 +180,57 @@ void checked_sinusoidal(const VectorUnits& units, const SinusoidalSpec& s, std::
                                           positions.data(), positions.size(), x.data, x.stride, add, scratch});
 }
 
+template <class T>
+void checked_attention(const VectorUnits& units, const AttentionSpec& s, std::span<const std::int64_t> positions,
+                       const T* q, const T* k, const T* v, const T* shaw_table, T* out) {
+  s.validate();
+  check_positions(positions);
+  const std::size_t n = positions.size(), nq = s.query_count(n), H = static_cast<std::size_t>(s.heads),
+                    KV = static_cast<std::size_t>(s.kv_count()), d = static_cast<std::size_t>(s.head_dim),
+                    size = nq * H * d, kv_size = n * KV * d;
+  // Q holds the last nq tokens: encoded at their own positions.
+  const std::span<const std::int64_t> q_positions = positions.subspan(n - nq);
+  const int K = s.pe == AttentionPE::shaw ? s.shaw_max_distance : 0;
+  const std::size_t table_size = s.pe == AttentionPE::shaw ? static_cast<std::size_t>(s.shaw().table_rows()) * d : 0;
+  // fp32 working copies with the position transform applied (sums and rotations in double), the
+  // Shaw table and the kernel's scratch, in the thread's working memory.
+  float* const qf = attention_work(size + 2 * kv_size + table_size + attention_scratch_floats(n, s.head_dim, K));
+  float *const kf = qf + size, *const vf = kf + kv_size, *const table = vf + kv_size,
+               *const scratch = table + table_size;
+  to_float(storage_of<T>(), q, size, qf);
+  to_float(storage_of<T>(), k, kv_size, kf);
+  to_float(storage_of<T>(), v, kv_size, vf);
+  const auto td = static_cast<std::ptrdiff_t>(H * d), kd = static_cast<std::ptrdiff_t>(KV * d);
+  if (s.pe == AttentionPE::sinusoidal) {
+    checked_sinusoidal<float>(units, s.sinusoidal(), q_positions, {qf, nq, H * d, td}, true);
+    for (float* x : {kf, vf}) checked_sinusoidal<float>(units, s.sinusoidal(), positions, {x, n, H * d, td}, true);
+  }
+  if (s.pe == AttentionPE::rope) {
+    const auto hd = static_cast<std::ptrdiff_t>(d);
+    const Heads<float> qk[] = {{qf, nq, s.heads, td, hd}, {kf, n, s.kv_count(), kd, hd}};
+    if (nq == n) {  // one call: each token's cos and sin serve Q and K
+      checked_rope<float>(units, s.rope(), positions, qk);
+    } else {
+      checked_rope<float>(units, s.rope(), q_positions, std::span(qk).first(1));
+      checked_rope<float>(units, s.rope(), positions, std::span(qk).last(1));
+    }
+  }
+  if (s.pe == AttentionPE::shaw) to_float(storage_of<T>(), shaw_table, table_size, table);
+  const std::vector<double> m = slopes(s.heads);
+  const Bias bias = s.pe == AttentionPE::alibi ? Bias::alibi : s.pe == AttentionPE::shaw ? Bias::shaw : Bias::none;
+  units.attention(
+      storage_of<T>(),
+      {qf, kf, vf, n, s.heads, s.head_dim, s.causal, static_cast<float>(s.effective_scale()), bias, m.data(),
+       s.pe == AttentionPE::shaw ? table : nullptr, K, positions.data(), out, scratch, s.kv_count(), s.window, nq});
+}
+
 #define PECHECK_CHECKED_INSTANTIATE(T)                                                                          \
   template void checked_rope<T>(const VectorUnits&, const RopeSpec&, std::span<const std::int64_t>,             \
                                 std::span<const Heads<T>>);                                                     \
   template void checked_sinusoidal<T>(const VectorUnits&, const SinusoidalSpec&, std::span<const std::int64_t>, \
-                                      Rows<T>, bool);
+                                      Rows<T>, bool);                                                           \
+  template void checked_attention<T>(const VectorUnits&, const AttentionSpec&, std::span<const std::int64_t>,   \
+                                     const T*, const T*, const T*, const T*, T*);
 
 PECHECK_CHECKED_INSTANTIATE(float)
 PECHECK_CHECKED_INSTANTIATE(bf16)
@@ -258,48 +313,7 @@ void t5_bias(const T5Spec& s, const T* table, std::span<const std::int64_t> posi
 template <class T>
 void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
                const T* shaw_table, T* out) {
-  s.validate();
-  check_positions(positions);
-  const std::size_t n = positions.size(), nq = s.query_count(n), H = static_cast<std::size_t>(s.heads),
-                    KV = static_cast<std::size_t>(s.kv_count()), d = static_cast<std::size_t>(s.head_dim),
-                    size = nq * H * d, kv_size = n * KV * d;
-  // Q holds the last nq tokens: encoded at their own positions.
-  const std::span<const std::int64_t> q_positions = positions.subspan(n - nq);
-  // fp32 working copies with the position transform applied (sums and rotations in double).
-  std::vector<float> qf(size), kf(kv_size), vf(kv_size);
-  detail::to_float(storage_of<T>(), q, size, qf.data());
-  detail::to_float(storage_of<T>(), k, kv_size, kf.data());
-  detail::to_float(storage_of<T>(), v, kv_size, vf.data());
-  const auto td = static_cast<std::ptrdiff_t>(H * d), kd = static_cast<std::ptrdiff_t>(KV * d);
-  if (s.pe == AttentionPE::sinusoidal) {
-    sinusoidal_add<float>(s.sinusoidal(), q_positions, {qf.data(), nq, H * d, td});
-    for (std::vector<float>* x : {&kf, &vf})
-      sinusoidal_add<float>(s.sinusoidal(), positions, {x->data(), n, H * d, td});
-  }
-  if (s.pe == AttentionPE::rope) {
-    const auto hd = static_cast<std::ptrdiff_t>(d);
-    const Heads<float> qk[] = {{qf.data(), nq, s.heads, td, hd}, {kf.data(), n, s.kv_count(), kd, hd}};
-    if (nq == n) {  // one call: each token's cos and sin serve Q and K
-      rope_apply<float>(s.rope(), positions, qk);
-    } else {
-      rope_apply<float>(s.rope(), q_positions, std::span(qk).first(1));
-      rope_apply<float>(s.rope(), positions, std::span(qk).last(1));
-    }
-  }
-  std::vector<float> table;
-  if (s.pe == AttentionPE::shaw) {
-    table.resize(static_cast<std::size_t>(s.shaw().table_rows()) * d);
-    detail::to_float(storage_of<T>(), shaw_table, table.size(), table.data());
-  }
-  const std::vector<double> m = slopes(s.heads);
-  const int K = s.pe == AttentionPE::shaw ? s.shaw_max_distance : 0;
-  std::vector<float> scratch(detail::attention_scratch_floats(n, s.head_dim, K));
-  const detail::Bias bias = s.pe == AttentionPE::alibi  ? detail::Bias::alibi
-                            : s.pe == AttentionPE::shaw ? detail::Bias::shaw
-                                                        : detail::Bias::none;
-  detail::attention(storage_of<T>(), {qf.data(), kf.data(), vf.data(), n, s.heads, s.head_dim, s.causal,
-                                      static_cast<float>(s.effective_scale()), bias, m.data(), table.data(), K,
-                                      positions.data(), out, scratch.data(), s.kv_count(), s.window, nq});
+  detail::checked_attention(detail::avx2_units(), s, positions, q, k, v, shaw_table, out);
 }
 
 #define PECHECK_AVX2_INSTANTIATE(T)                                                                               \

@@ -2,8 +2,8 @@
 // to the kernels as they are; bf16 and fp16 ones (values carried by floats) are packed into real
 // 16-bit storage first and unpacked after, so the kernels under test are the ones a caller would
 // use. The 2-D encodings are the 1-D kernels on strided views (each axis owns half of a row or
-// head). The `avx512` encoder differs in its RoPE and sinusoid kernels (impl/avx512/); its other
-// operations are the AVX2 kernels.
+// head). The `avx512` encoder differs in its RoPE, sinusoid and attention kernels (impl/avx512/);
+// its other operations are the AVX2 kernels.
 #include "impl/avx2/avx2_encoder.hpp"
 
 #include <type_traits>
@@ -68,7 +68,7 @@ void with_type(DType dt, F&& f) {
 
 std::size_t size(int x) { return static_cast<std::size_t>(x); }
 
-/// The kernel set an encoder runs: AVX2's, or AVX-512's RoPE and sinusoid kernels.
+/// The kernel set an encoder runs: AVX2's, or AVX-512's RoPE, sinusoid and attention kernels.
 enum class Isa { avx2, avx512 };
 
 template <Isa I, class T>
@@ -85,6 +85,15 @@ void rope_apply(const RopeSpec& s, std::span<const std::int64_t> pos, std::span<
     avx512::rope_apply<T>(s, pos, x);
   else
     avx2::rope_apply<T>(s, pos, x);
+}
+
+template <Isa I, class T>
+void attention(const AttentionSpec& s, std::span<const std::int64_t> pos, const T* q, const T* k, const T* v,
+               const T* table, T* out) {
+  if constexpr (I == Isa::avx512)
+    avx512::attention<T>(s, pos, q, k, v, table, out);
+  else
+    avx2::attention<T>(s, pos, q, k, v, table, out);
 }
 
 template <Isa I>
@@ -183,7 +192,7 @@ class VectorEncoder final : public Encoder {
     shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), vs(v), ts(table), o(out);
-      avx2::attention<T>(s, pos, qs.data(), ks.data(), vs.data(), ts.data(), o.data());
+      attention<I, T>(s, pos, qs.data(), ks.data(), vs.data(), ts.data(), o.data());
       o.write_back();
     });
   }

@@ -128,9 +128,10 @@ inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
 inline std::size_t kt_stride(std::size_t n) { return (n + kKeyBlock - 1) / kKeyBlock * kKeyBlock + 16; }
 inline std::size_t attention_scratch_floats(std::size_t n, int head_dim, int max_distance) {
   const std::size_t d = static_cast<std::size_t>(head_dim), R = 2 * static_cast<std::size_t>(max_distance) + 1;
-  return d * kt_stride(n) + d * n              // one head's K (transposed) and V
-         + n * R                               // Shaw: q_i . r_t of one head
-         + kQueryBlock * (d + 2 * kKeyBlock);  // accumulators, logits, weights
+  return d * kt_stride(n) + d * n             // one head's K (transposed) and V
+         + n * R                              // Shaw: q_i . r_t of one head
+         + kQueryBlock * (d + 2 * kKeyBlock)  // accumulators, logits, weights
+         + 3 * 16;                            // the kernels start three arrays on 64-byte boundaries
 }
 void attention(Storage, const AttentionCall&);
 

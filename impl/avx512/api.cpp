@@ -23,8 +23,12 @@ void sinusoid_units(detail::Storage s, const detail::SinusoidalCall& c) {
   detail::sinusoidal_rows(s, c, has_bf16_instructions());
 }
 
+void attention_units(detail::Storage s, const detail::AttentionCall& c) {
+  detail::attention(s, c, has_bf16_instructions());
+}
+
 const avx2::detail::VectorUnits& units() {
-  static const avx2::detail::VectorUnits u{&rope_units, &sinusoid_units};
+  static const avx2::detail::VectorUnits u{&rope_units, &sinusoid_units, &attention_units};
   return u;
 }
 
@@ -65,10 +69,18 @@ void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std:
   avx2::detail::checked_rope(units(), s, positions, tensors);
 }
 
-#define PECHECK_AVX512_INSTANTIATE(T)                                                               \
-  template void sinusoidal_table<T>(const SinusoidalSpec&, std::span<const std::int64_t>, Rows<T>); \
-  template void sinusoidal_add<T>(const SinusoidalSpec&, std::span<const std::int64_t>, Rows<T>);   \
-  template void rope_apply<T>(const RopeSpec&, std::span<const std::int64_t>, std::span<const Heads<T>>);
+template <class T>
+void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
+               const T* shaw_table, T* out) {
+  avx2::detail::checked_attention(units(), s, positions, q, k, v, shaw_table, out);
+}
+
+#define PECHECK_AVX512_INSTANTIATE(T)                                                                           \
+  template void sinusoidal_table<T>(const SinusoidalSpec&, std::span<const std::int64_t>, Rows<T>);             \
+  template void sinusoidal_add<T>(const SinusoidalSpec&, std::span<const std::int64_t>, Rows<T>);               \
+  template void rope_apply<T>(const RopeSpec&, std::span<const std::int64_t>, std::span<const Heads<T>>);       \
+  template void attention<T>(const AttentionSpec&, std::span<const std::int64_t>, const T*, const T*, const T*, \
+                             const T*, T*);
 
 PECHECK_AVX512_INSTANTIATE(float)
 PECHECK_AVX512_INSTANTIATE(bf16)

@@ -7,6 +7,7 @@
 
 namespace pecheck::avx512::detail {
 
+using avx2::detail::AttentionCall;
 using avx2::detail::RopeCall;
 using avx2::detail::SinusoidalCall;
 using avx2::detail::Storage;
@@ -14,6 +15,7 @@ using avx2::detail::Storage;
 /// `bf16_instructions`: round bf16 stores with vcvtneps2bf16 (AVX512_BF16), else in integers.
 void rope(Storage, const RopeCall&, bool bf16_instructions);
 void sinusoidal_rows(Storage, const SinusoidalCall&, bool bf16_instructions);
+void attention(Storage, const AttentionCall&, bool bf16_instructions);
 /// dst[i] = src[i] rounded to the storage through the kernels' own stores (for the tests).
 void from_float(Storage, const float* src, std::size_t n, void* dst, bool bf16_instructions);
 

@@ -1,6 +1,6 @@
-// pecheck's AVX-512 kernels for RoPE and the sinusoidal table: the AVX2 API's RoPE and sinusoid
-// calls (impl/avx2/kernels.hpp: the same types, checks and errors) with 16 fp32 lanes per vector,
-// masked tails, and AVX512_BF16's rounding instruction where the CPU has it. The vector code lives
+// pecheck's AVX-512 kernels for RoPE, the sinusoidal table and attention: the AVX2 API's calls
+// (impl/avx2/kernels.hpp: the same types, checks and errors) with 16 fp32 lanes per vector, masked
+// tails, and AVX512_BF16's rounding instruction where the CPU has it. The vector code lives
 // in translation units built with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 and is
 // entered only after availability() said yes.
 #pragma once
@@ -33,5 +33,11 @@ template <class T>
 void sinusoidal_add(const SinusoidalSpec&, std::span<const std::int64_t> positions, Rows<T> x);
 template <class T>
 void rope_apply(const RopeSpec&, std::span<const std::int64_t> positions, std::span<const Heads<T>> tensors);
+
+/// As avx2::attention: the same blocked online softmax on 16-lane vectors, its PE applied by the
+/// AVX-512 sinusoid and RoPE kernels.
+template <class T>
+void attention(const AttentionSpec&, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
+               const T* shaw_table, T* out);
 
 }  // namespace pecheck::avx512

@@ -1,6 +1,6 @@
 // Vector building blocks of the AVX-512 kernels: 16-lane loads and stores of each storage format,
-// full or masked (a masked lane is neither read nor written, so tails need no scalar loop), and
-// sin/cos of accurate angles in double, eight lanes. Included only by translation units compiled
+// full or masked (a masked lane is neither read nor written, so tails need no scalar loop), sin/cos
+// of accurate angles in double, eight lanes, and exp in float. Included only by translation units compiled
 // with -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 (see impl/avx2/simd.hpp's rules).
 #pragma once
 
@@ -131,6 +131,47 @@ inline SinCos8 sincos8(__m512d p, __m512d f_hi, __m512d f_lo) {
   const __m512i c_neg = _mm512_and_si512(_mm512_slli_epi64(_mm512_add_epi64(q, _mm512_set1_epi64(1)), 62), sign);
   return {_mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(s), s_neg)),
           _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(c), c_neg))};
+}
+
+/// impl/avx2/simd.hpp's exp8 on 16 lanes, operation for operation (the same results): e^x within
+/// ~1u over [-87.3, 88.7], 0 below, +inf above, NaN stays NaN.
+inline __m512 exp16(__m512 x) {
+  const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(88.0f), x);  // min returns x when x is NaN
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(0x1.715476p+0f)), kRoundNearest);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0x1.62e4p-1f), clamped);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0x1.7f7d1cp-20f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512 k_lo = _mm512_min_ps(k, _mm512_set1_ps(127.0f));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k_lo), _mm512_set1_epi32(127)), 23);
+  __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+  y = _mm512_mul_ps(y, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k, _mm512_set1_ps(127.0f), _CMP_GT_OQ),
+                                            _mm512_set1_ps(1.0f), _mm512_set1_ps(2.0f)));
+  y = _mm512_maskz_mov_ps(~_mm512_cmp_ps_mask(x, _mm512_set1_ps(-87.3f), _CMP_LT_OQ), y);  // false for NaN
+  return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(88.72284f), _CMP_GT_OQ), y,
+                              _mm512_set1_ps(__builtin_inff()));
+}
+
+inline float hmax(__m512 v) {
+  const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+
+inline float hsum(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
 }
 
 /// Calls fn<storage, bf16 instructions>(args...) for the storage and bf16 rounding chosen at run time.
