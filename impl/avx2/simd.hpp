@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "impl/avx2/detail.hpp"
+#include "impl/avx2/polynomials.hpp"
 
 namespace pecheck::avx2::simd {
 
@@ -134,27 +135,23 @@ struct SinCos4 {
 inline SinCos4 sincos4(__m256d p, __m256d f_hi, __m256d f_lo) {
   const __m256d a_hi = _mm256_mul_pd(p, f_hi);
   const __m256d a_lo = _mm256_fmadd_pd(p, f_lo, _mm256_fmsub_pd(p, f_hi, a_hi));
-  const __m256d k = _mm256_round_pd(_mm256_mul_pd(a_hi, _mm256_set1_pd(0x1.45f306dc9c883p-1)), kRoundNearest);
-  __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(0x1.921fb54p+0), a_hi);
-  r = _mm256_add_pd(_mm256_fnmadd_pd(k, _mm256_set1_pd(0x1.10b4611a62633p-30), r), a_lo);
+  const __m256d k = _mm256_round_pd(_mm256_mul_pd(a_hi, _mm256_set1_pd(poly::kTwoOverPi)), kRoundNearest);
+  __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(poly::kHalfPi1), a_hi);
+  r = _mm256_add_pd(_mm256_fnmadd_pd(k, _mm256_set1_pd(poly::kHalfPi2), r), a_lo);
   const __m256d r2 = _mm256_mul_pd(r, r);
 
-  __m256d ps = _mm256_set1_pd(1.0 / 6227020800.0);  // r^13 / 13!
-  ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(-1.0 / 39916800.0));
-  ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(1.0 / 362880.0));
-  ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(-1.0 / 5040.0));
-  ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(1.0 / 120.0));
-  ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(-1.0 / 6.0));
+  __m256d ps = _mm256_set1_pd(poly::kSin[0]);
+#pragma GCC unroll 8
+  for (std::size_t i = 1; i < sizeof poly::kSin / sizeof poly::kSin[0]; ++i)
+    ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(poly::kSin[i]));
   const __m256d sin_r = _mm256_fmadd_pd(_mm256_mul_pd(ps, r2), r, r);
 
-  __m256d pc = _mm256_set1_pd(-1.0 / 87178291200.0);  // r^14 / 14!
-  pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(1.0 / 479001600.0));
-  pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(-1.0 / 3628800.0));
-  pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(1.0 / 40320.0));
-  pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(-1.0 / 720.0));
-  pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(1.0 / 24.0));
-  pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(-0.5));
-  const __m256d cos_r = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(1.0));
+  __m256d pc = _mm256_set1_pd(poly::kCos[0]);
+#pragma GCC unroll 8
+  for (std::size_t i = 1; i + 1 < sizeof poly::kCos / sizeof poly::kCos[0]; ++i)
+    pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(poly::kCos[i]));
+  const __m256d cos_r =
+      _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(poly::kCos[sizeof poly::kCos / sizeof poly::kCos[0] - 1]));
 
   // Quadrant q = k mod 4 from the low bits of k + 1.5 * 2^52 (two's complement, so k < 0 works):
   // sin = (sin r, cos r, -sin r, -cos r)[q], cos = (cos r, -sin r, -cos r, sin r)[q].
@@ -177,17 +174,13 @@ inline SinCos4 sincos4(__m256d p, __m256d f_hi, __m256d f_lo) {
 /// it feeds are relative to a maximum of 1); NaN stays NaN; +inf stays inf, -inf gives 0.
 inline __m256 exp8(__m256 x) {
   const __m256 clamped = _mm256_min_ps(_mm256_set1_ps(88.0f), x);  // min_ps returns x when x is NaN
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(0x1.715476p+0f)), kRoundNearest);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0x1.62e4p-1f), clamped);
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0x1.7f7d1cp-20f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 5040);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(poly::kLog2e)), kRoundNearest);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(poly::kLn2_1), clamped);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(poly::kLn2_2), r);
+  __m256 p = _mm256_set1_ps(poly::kExp[0]);
+#pragma GCC unroll 8
+  for (std::size_t i = 1; i < sizeof poly::kExp / sizeof poly::kExp[0]; ++i)
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(poly::kExp[i]));
   // 2^k for k in [-126, 127] built in the exponent field; k = 128 (x in [88, 88.72]) as 2 * 2^127.
   const __m256 k_lo = _mm256_min_ps(k, _mm256_set1_ps(127.0f));
   const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k_lo), _mm256_set1_epi32(127)), 23);

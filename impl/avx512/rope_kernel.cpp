@@ -34,24 +34,29 @@ Coefficients views(const RopeCall& call) {
   return {call.scratch, call.scratch + P, reinterpret_cast<float*>(call.scratch + 2 * P)};
 }
 
-/// Stores the coefficients of lanes [j, j + 8) from cos and sin' (signs applied) in double.
+/// Stores the coefficients of lanes [j, j + 8) from cos and sin' (signs applied) in double: all
+/// seven arrays for fp32 tensors, only ch and sh for 16-bit ones (CheapLanes16 reads no other).
+template <bool Fp32>
 inline void store_lanes8(const Coefficients& k, std::size_t j, __m512d c, __m512d s) {
   const __m256 ch = _mm512_cvtpd_ps(c), sh = _mm512_cvtpd_ps(s);
-  const __m256 cl = _mm512_cvtpd_ps(_mm512_sub_pd(c, _mm512_cvtps_pd(ch)));
-  const __m256 sl = _mm512_cvtpd_ps(_mm512_sub_pd(s, _mm512_cvtps_pd(sh)));
-  const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
-  const __mmask8 swap = _mm256_cmp_ps_mask(_mm256_and_ps(sh, abs), _mm256_and_ps(ch, abs), _CMP_GT_OQ);  // a = other
-  _mm256_storeu_ps(k.at(kKa, j), _mm256_mask_blend_ps(swap, ch, sh));
-  _mm256_storeu_ps(k.at(kKb, j), _mm256_mask_blend_ps(swap, sh, ch));
-  _mm256_storeu_ps(k.at(kSw, j), _mm256_maskz_mov_ps(swap, _mm256_set1_ps(-0.0f)));
-  _mm256_storeu_ps(k.at(kCl, j), cl);
-  _mm256_storeu_ps(k.at(kSl, j), sl);
   _mm256_storeu_ps(k.at(kCh, j), ch);
   _mm256_storeu_ps(k.at(kSh, j), sh);
+  if constexpr (Fp32) {
+    const __m256 cl = _mm512_cvtpd_ps(_mm512_sub_pd(c, _mm512_cvtps_pd(ch)));
+    const __m256 sl = _mm512_cvtpd_ps(_mm512_sub_pd(s, _mm512_cvtps_pd(sh)));
+    const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    const __mmask8 swap = _mm256_cmp_ps_mask(_mm256_and_ps(sh, abs), _mm256_and_ps(ch, abs), _CMP_GT_OQ);  // a = other
+    _mm256_storeu_ps(k.at(kKa, j), _mm256_mask_blend_ps(swap, ch, sh));
+    _mm256_storeu_ps(k.at(kKb, j), _mm256_mask_blend_ps(swap, sh, ch));
+    _mm256_storeu_ps(k.at(kSw, j), _mm256_maskz_mov_ps(swap, _mm256_set1_ps(-0.0f)));
+    _mm256_storeu_ps(k.at(kCl, j), cl);
+    _mm256_storeu_ps(k.at(kSl, j), sl);
+  }
 }
 
 /// One token's coefficients. Half-split: lanes [0, P) are the first dims (s' = -s), the second
 /// dims' derived in registers. Interleaved: lanes 2p and 2p + 1 share pair p, with s' = -s and +s.
+template <bool Fp32>
 void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
   const __m512d p = _mm512_set1_pd(static_cast<double>(pos)), m = _mm512_set1_pd(call.magnitude);
   const __m512i low = _mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3), high = _mm512_setr_epi64(4, 4, 5, 5, 6, 6, 7, 7);
@@ -66,10 +71,10 @@ void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
     _mm512_storeu_pd(k.c + i, c);
     _mm512_storeu_pd(k.s + i, s);
     if (call.interleaved) {
-      store_lanes8(k, 2 * i, _mm512_permutexvar_pd(low, c), flip(_mm512_permutexvar_pd(low, s), alternate));
-      store_lanes8(k, 2 * i + 8, _mm512_permutexvar_pd(high, c), flip(_mm512_permutexvar_pd(high, s), alternate));
+      store_lanes8<Fp32>(k, 2 * i, _mm512_permutexvar_pd(low, c), flip(_mm512_permutexvar_pd(low, s), alternate));
+      store_lanes8<Fp32>(k, 2 * i + 8, _mm512_permutexvar_pd(high, c), flip(_mm512_permutexvar_pd(high, s), alternate));
     } else {
-      store_lanes8(k, i, c, flip(s, negate));
+      store_lanes8<Fp32>(k, i, c, flip(s, negate));
     }
   }
 }
@@ -137,17 +142,19 @@ inline void rotate_pair(Elem<S>* a, Elem<S>* b, double c, double s) {
   simd::put<S, B>(b, static_cast<float>(std::fma(x2, c, x1 * s)));
 }
 
-/// Heads rotated per pass over the coefficients: each block's coefficients are loaded once and
-/// serve this many heads (the loads of coefficients outnumbered those of data 5 to 2 with one
-/// head per pass, and L1 loads were the limit). Four heads of 128 floats span 2 KiB, so a store to
-/// one head and a load from the next never sit 4 KiB apart (which would alias in the store buffer).
+/// Heads rotated per pass over the coefficients on a call's last token (a decode step's only
+/// one): each block's coefficients are loaded once and serve this many heads (with one head a
+/// pass the coefficient loads outnumbered the data's 5 to 2 and L1 loads were the limit: 800 ns
+/// a decode step, 500 now). Eight heads of 128 floats span 4 KiB, so a store to one head and a
+/// load from another never sit 4 KiB apart (which would alias in the store buffer). Tokens with a
+/// successor stream through memory instead: one head a pass, the next token's same head
+/// prefetched, which measured faster there (1.18 against 1.6 us a token at 4096 tokens, Zen 5).
 constexpr int kHeadsPerPass = 8;
 
 /// Where one pass writes: `heads` heads from x, `stride` apart; `ahead` elements further on is the
-/// next token's same head, prefetched while this one rotates (0 on the last token: the prefetch
-/// then touches this head again, which costs nothing). Without it the 512-bit kernel ran at a
-/// third of the AVX2 one's speed on tensors in DRAM (the hardware prefetchers follow the heads'
-/// interleaved access pattern badly).
+/// next token's same head, prefetched while this one rotates (not on the last token: a decode
+/// step has no next one). Without it the 512-bit kernel ran at a third of the AVX2 one's speed on
+/// tensors in DRAM (the hardware prefetchers follow the heads' interleaved access pattern badly).
 template <Storage S>
 struct Pass {
   Elem<S>* x;
@@ -174,14 +181,14 @@ struct BlockIo {
 };
 
 /// Lanes [j, j + lanes) of every head of the pass, interleaved: other = the pair partner.
-template <Storage S, bool B, bool Full>
+template <Storage S, bool B, bool Full, bool Prefetch>
 inline void interleaved_block(const Pass<S>& pass, std::size_t j, std::size_t lanes, const float* g,
                               const Coefficients& k) {
   const BlockIo<S, B, Full> io{simd::first_lanes(lanes)};
   const LanesFor<S> coefficients(g);
   for (int h = 0; h < pass.heads; ++h) {
     Elem<S>* head = pass.x + h * pass.stride;
-    _mm_prefetch(reinterpret_cast<const char*>(head + j + pass.ahead), _MM_HINT_T0);
+    if constexpr (Prefetch) _mm_prefetch(reinterpret_cast<const char*>(head + j + pass.ahead), _MM_HINT_T0);
     const __m512 v = io.load(head + j), partner = _mm512_permute_ps(v, 0b10110001);
     if (has_tiny_pair<S, true>(v, partner)) {
       for (std::size_t p = j / 2; p < (j + lanes) / 2; ++p)
@@ -194,7 +201,7 @@ inline void interleaved_block(const Pass<S>& pass, std::size_t j, std::size_t la
 
 /// Pairs [i, i + lanes) of every head of the pass, half-split: both halves read before either is
 /// written.
-template <Storage S, bool B, bool Full>
+template <Storage S, bool B, bool Full, bool Prefetch>
 inline void half_split_block(const Pass<S>& pass, std::size_t P, std::size_t i, std::size_t lanes, const float* g,
                              const Coefficients& k) {
   const BlockIo<S, B, Full> io{simd::first_lanes(lanes)};
@@ -202,8 +209,10 @@ inline void half_split_block(const Pass<S>& pass, std::size_t P, std::size_t i, 
   const LanesFor<S> second = first.second_half();
   for (int h = 0; h < pass.heads; ++h) {
     Elem<S>* head = pass.x + h * pass.stride;
-    _mm_prefetch(reinterpret_cast<const char*>(head + i + pass.ahead), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(head + P + i + pass.ahead), _MM_HINT_T0);
+    if constexpr (Prefetch) {
+      _mm_prefetch(reinterpret_cast<const char*>(head + i + pass.ahead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(head + P + i + pass.ahead), _MM_HINT_T0);
+    }
     const __m512 x1 = io.load(head + i), x2 = io.load(head + P + i);
     if (has_tiny_pair<S, false>(x1, x2)) {
       for (std::size_t p = i; p < i + lanes; ++p) rotate_pair<S, B>(head + p, head + P + p, k.c[p], k.s[p]);
@@ -215,33 +224,37 @@ inline void half_split_block(const Pass<S>& pass, std::size_t P, std::size_t i, 
 }
 
 /// Rotates the pass's heads: whole blocks of 16 lanes, then one masked block for the rest.
-template <Storage S, bool B>
+template <Storage S, bool B, bool Prefetch>
 void rotate_heads(const RopeCall& call, const Pass<S>& pass, const Coefficients& k) {
   const std::size_t P = call.f.count, lanes = call.interleaved ? 2 * P : P;
   const float* g = k.blocks;
   std::size_t i = 0;
   for (; i + kLanes <= lanes; i += kLanes, g += kBlock)
-    call.interleaved ? interleaved_block<S, B, true>(pass, i, kLanes, g, k)
-                     : half_split_block<S, B, true>(pass, P, i, kLanes, g, k);
+    call.interleaved ? interleaved_block<S, B, true, Prefetch>(pass, i, kLanes, g, k)
+                     : half_split_block<S, B, true, Prefetch>(pass, P, i, kLanes, g, k);
   if (i < lanes)
-    call.interleaved ? interleaved_block<S, B, false>(pass, i, lanes - i, g, k)
-                     : half_split_block<S, B, false>(pass, P, i, lanes - i, g, k);
+    call.interleaved ? interleaved_block<S, B, false, Prefetch>(pass, i, lanes - i, g, k)
+                     : half_split_block<S, B, false, Prefetch>(pass, P, i, lanes - i, g, k);
 }
 
 template <Storage S, bool B>
 void rope_impl(const RopeCall& call) {
   const Coefficients k = views(call);
   for (std::size_t t = 0; t < call.n; ++t) {
-    build(call, call.positions[t], k);
+    build<S == Storage::f32>(call, call.positions[t], k);
     for (std::size_t m = 0; m < call.count; ++m) {
       const avx2::detail::RopeTensor& x = call.tensors[m];
       Elem<S>* token = static_cast<Elem<S>*>(x.data) + static_cast<std::ptrdiff_t>(t) * x.token_stride;
-      const std::ptrdiff_t ahead = t + 1 < call.n ? x.token_stride : 0;
-      for (int h = 0; h < x.heads; h += kHeadsPerPass)
-        rotate_heads<S, B>(call,
-                           {token + h * x.head_stride, x.head_stride, ahead,
-                            x.heads - h < kHeadsPerPass ? x.heads - h : kHeadsPerPass},
-                           k);
+      if (t + 1 < call.n) {  // more tokens to come: one head a pass, the next token's prefetched
+        for (int h = 0; h < x.heads; ++h)
+          rotate_heads<S, B, true>(call, {token + h * x.head_stride, x.head_stride, x.token_stride, 1}, k);
+        continue;
+      }
+      for (int h = 0; h < x.heads; h += kHeadsPerPass)  // the last (a decode step's only) token
+        rotate_heads<S, B, false>(
+            call,
+            {token + h * x.head_stride, x.head_stride, 0, x.heads - h < kHeadsPerPass ? x.heads - h : kHeadsPerPass},
+            k);
     }
   }
 }

@@ -9,9 +9,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "impl/avx2/polynomials.hpp"
 #include "impl/avx512/detail.hpp"
 
 namespace pecheck::avx512::simd {
+
+namespace poly = avx2::poly;
 
 using detail::Storage;
 
@@ -99,27 +102,23 @@ struct SinCos8 {
 inline SinCos8 sincos8(__m512d p, __m512d f_hi, __m512d f_lo) {
   const __m512d a_hi = _mm512_mul_pd(p, f_hi);
   const __m512d a_lo = _mm512_fmadd_pd(p, f_lo, _mm512_fmsub_pd(p, f_hi, a_hi));
-  const __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(a_hi, _mm512_set1_pd(0x1.45f306dc9c883p-1)), kRoundNearest);
-  __m512d r = _mm512_fnmadd_pd(k, _mm512_set1_pd(0x1.921fb54p+0), a_hi);
-  r = _mm512_add_pd(_mm512_fnmadd_pd(k, _mm512_set1_pd(0x1.10b4611a62633p-30), r), a_lo);
+  const __m512d k = _mm512_roundscale_pd(_mm512_mul_pd(a_hi, _mm512_set1_pd(poly::kTwoOverPi)), kRoundNearest);
+  __m512d r = _mm512_fnmadd_pd(k, _mm512_set1_pd(poly::kHalfPi1), a_hi);
+  r = _mm512_add_pd(_mm512_fnmadd_pd(k, _mm512_set1_pd(poly::kHalfPi2), r), a_lo);
   const __m512d r2 = _mm512_mul_pd(r, r);
 
-  __m512d ps = _mm512_set1_pd(1.0 / 6227020800.0);  // r^13 / 13!
-  ps = _mm512_fmadd_pd(ps, r2, _mm512_set1_pd(-1.0 / 39916800.0));
-  ps = _mm512_fmadd_pd(ps, r2, _mm512_set1_pd(1.0 / 362880.0));
-  ps = _mm512_fmadd_pd(ps, r2, _mm512_set1_pd(-1.0 / 5040.0));
-  ps = _mm512_fmadd_pd(ps, r2, _mm512_set1_pd(1.0 / 120.0));
-  ps = _mm512_fmadd_pd(ps, r2, _mm512_set1_pd(-1.0 / 6.0));
+  __m512d ps = _mm512_set1_pd(poly::kSin[0]);
+#pragma GCC unroll 8
+  for (std::size_t i = 1; i < sizeof poly::kSin / sizeof poly::kSin[0]; ++i)
+    ps = _mm512_fmadd_pd(ps, r2, _mm512_set1_pd(poly::kSin[i]));
   const __m512d sin_r = _mm512_fmadd_pd(_mm512_mul_pd(ps, r2), r, r);
 
-  __m512d pc = _mm512_set1_pd(-1.0 / 87178291200.0);  // r^14 / 14!
-  pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(1.0 / 479001600.0));
-  pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(-1.0 / 3628800.0));
-  pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(1.0 / 40320.0));
-  pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(-1.0 / 720.0));
-  pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(1.0 / 24.0));
-  pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(-0.5));
-  const __m512d cos_r = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(1.0));
+  __m512d pc = _mm512_set1_pd(poly::kCos[0]);
+#pragma GCC unroll 8
+  for (std::size_t i = 1; i + 1 < sizeof poly::kCos / sizeof poly::kCos[0]; ++i)
+    pc = _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(poly::kCos[i]));
+  const __m512d cos_r =
+      _mm512_fmadd_pd(pc, r2, _mm512_set1_pd(poly::kCos[sizeof poly::kCos / sizeof poly::kCos[0] - 1]));
 
   // Quadrant q = k mod 4 from the low bits of k + 1.5 * 2^52: sin = (sin r, cos r, -sin r, -cos r)[q],
   // cos = (cos r, -sin r, -cos r, sin r)[q].
@@ -137,17 +136,13 @@ inline SinCos8 sincos8(__m512d p, __m512d f_hi, __m512d f_lo) {
 /// ~1u over [-87.3, 88.7], 0 below, +inf above, NaN stays NaN.
 inline __m512 exp16(__m512 x) {
   const __m512 clamped = _mm512_min_ps(_mm512_set1_ps(88.0f), x);  // min returns x when x is NaN
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(0x1.715476p+0f)), kRoundNearest);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0x1.62e4p-1f), clamped);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0x1.7f7d1cp-20f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 5040);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(clamped, _mm512_set1_ps(poly::kLog2e)), kRoundNearest);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(poly::kLn2_1), clamped);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(poly::kLn2_2), r);
+  __m512 p = _mm512_set1_ps(poly::kExp[0]);
+#pragma GCC unroll 8
+  for (std::size_t i = 1; i < sizeof poly::kExp / sizeof poly::kExp[0]; ++i)
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(poly::kExp[i]));
   const __m512 k_lo = _mm512_min_ps(k, _mm512_set1_ps(127.0f));
   const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(k_lo), _mm512_set1_epi32(127)), 23);
   __m512 y = _mm512_mul_ps(p, _mm512_castsi512_ps(e));
