@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "impl/avx2/row_angles.hpp"
 #include "impl/avx2/simd.hpp"
 
 namespace pecheck::avx2::detail {
@@ -97,54 +98,25 @@ inline void put_row4(Elem<S>* row, std::size_t i, std::size_t half, const Sinuso
   if (m > 2) put4<S>(row + 2 * i + 4, hi, c.add, 2 * m - 4);
 }
 
-/// sin and cos of (16 h + l) f for every frequency, from per-call tables of l = 0..15 and the
-/// current h: the angle-addition formulas cost 4 double operations per 4 frequencies where a
-/// direct sincos4 costs ~25, and each factor is within ~2^-44, so the product is within ~2^-43.
-/// Consecutive positions share h for 16 rows; arbitrary positions recompute it when it changes.
-class RowAngles {
- public:
-  RowAngles(const SinusoidalCall& c) : c_(c), P_(padded4(c.f.count)) {
-    for (std::size_t l = 0; l < kLow; ++l) fill(static_cast<double>(l), lo_s() + l * P_, lo_c() + l * P_);
-  }
-  /// Makes sin/cos of position p available to at(); returns the low part l.
-  std::size_t seek(std::int64_t p) {
-    const std::int64_t h = p >> 4;  // floor division: p = 16 h + l with 0 <= l < 16 also for p < 0
-    if (h != h_) {
-      fill(static_cast<double>(h * 16), hi_s(), hi_c());
-      h_ = h;
-    }
-    return static_cast<std::size_t>(p & 15);
-  }
-  simd::SinCos4 at(std::size_t l, std::size_t i) const {
-    const __m256d hs = _mm256_loadu_pd(hi_s() + i), hc = _mm256_loadu_pd(hi_c() + i);
-    const __m256d ls = _mm256_loadu_pd(lo_s() + l * P_ + i), lc = _mm256_loadu_pd(lo_c() + l * P_ + i);
-    return {_mm256_fmadd_pd(hs, lc, _mm256_mul_pd(hc, ls)), _mm256_fmsub_pd(hc, lc, _mm256_mul_pd(hs, ls))};
-  }
-
- private:
-  static constexpr std::size_t kLow = 16;
-  void fill(double pos, double* s, double* c) const {
-    const __m256d p = _mm256_set1_pd(pos);
-    for (std::size_t i = 0; i < P_; i += 4) {
-      const simd::SinCos4 sc = simd::sincos4(p, _mm256_loadu_pd(c_.f.hi + i), _mm256_loadu_pd(c_.f.lo + i));
-      _mm256_storeu_pd(s + i, sc.s);
-      _mm256_storeu_pd(c + i, sc.c);
-    }
-  }
-  double* hi_s() const { return c_.scratch; }
-  double* hi_c() const { return c_.scratch + P_; }
-  double* lo_s() const { return c_.scratch + 2 * P_; }
-  double* lo_c() const { return c_.scratch + (2 + kLow) * P_; }
-  const SinusoidalCall& c_;
-  std::size_t P_;
-  std::int64_t h_ = INT64_MIN;
+/// row_angles.hpp's vector: 4 doubles.
+struct Double4 {
+  using R = __m256d;
+  using SinCos = simd::SinCos4;
+  static constexpr std::size_t W = 4;
+  static R load(const double* p) { return _mm256_loadu_pd(p); }
+  static void store(double* p, R v) { _mm256_storeu_pd(p, v); }
+  static R set1(double x) { return _mm256_set1_pd(x); }
+  static R mul(R a, R b) { return _mm256_mul_pd(a, b); }
+  static R fmadd(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }
+  static R fmsub(R a, R b, R c) { return _mm256_fmsub_pd(a, b, c); }
+  static SinCos sincos(R p, R hi, R lo) { return simd::sincos4(p, hi, lo); }
 };
 
 template <Storage S>
 void sinusoidal_rows_impl(const SinusoidalCall& c) {
   const std::size_t half = c.f.count;
   const bool stream = streams<S>(c);
-  RowAngles angles(c);
+  RowAngles<Double4> angles(c);
   for (std::size_t t = 0; t < c.n; ++t) {
     Elem<S>* row = static_cast<Elem<S>*>(c.data) + static_cast<std::ptrdiff_t>(t) * c.stride;
     if (c.padding_idx >= 0 && c.positions[t] == c.padding_idx) {  // the padding row is zero: x += 0 leaves x alone

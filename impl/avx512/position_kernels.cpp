@@ -4,6 +4,7 @@
 // same double operations in the same order, then one conversion.
 #include <cstdint>
 
+#include "impl/avx2/row_angles.hpp"
 #include "impl/avx512/simd.hpp"
 
 namespace pecheck::avx512::detail {
@@ -18,44 +19,18 @@ using Elem = typename Io<S>::T;
 /// Tables larger than this are written with non-temporal stores (impl/avx2/position_kernels.cpp).
 constexpr std::size_t kStreamBytes = std::size_t{16} << 20;
 
-/// sin and cos of (16 h + l) f for every frequency, from per-call tables of l = 0..15 and the
-/// current h (impl/avx2/position_kernels.cpp's RowAngles, eight lanes).
-class RowAngles {
- public:
-  explicit RowAngles(const SinusoidalCall& c) : c_(c), P_(avx2::detail::padded8(c.f.count)) {
-    for (std::size_t l = 0; l < kLow; ++l) fill(static_cast<double>(l), lo_s() + l * P_, lo_c() + l * P_);
-  }
-  std::size_t seek(std::int64_t p) {
-    const std::int64_t h = p >> 4;
-    if (h != h_) {
-      fill(static_cast<double>(h * 16), hi_s(), hi_c());
-      h_ = h;
-    }
-    return static_cast<std::size_t>(p & 15);
-  }
-  simd::SinCos8 at(std::size_t l, std::size_t i) const {
-    const __m512d hs = _mm512_loadu_pd(hi_s() + i), hc = _mm512_loadu_pd(hi_c() + i);
-    const __m512d ls = _mm512_loadu_pd(lo_s() + l * P_ + i), lc = _mm512_loadu_pd(lo_c() + l * P_ + i);
-    return {_mm512_fmadd_pd(hs, lc, _mm512_mul_pd(hc, ls)), _mm512_fmsub_pd(hc, lc, _mm512_mul_pd(hs, ls))};
-  }
-
- private:
-  static constexpr std::size_t kLow = 16;
-  void fill(double pos, double* s, double* c) const {
-    const __m512d p = _mm512_set1_pd(pos);
-    for (std::size_t i = 0; i < P_; i += 8) {
-      const simd::SinCos8 sc = simd::sincos8(p, _mm512_loadu_pd(c_.f.hi + i), _mm512_loadu_pd(c_.f.lo + i));
-      _mm512_storeu_pd(s + i, sc.s);
-      _mm512_storeu_pd(c + i, sc.c);
-    }
-  }
-  double* hi_s() const { return c_.scratch; }
-  double* hi_c() const { return c_.scratch + P_; }
-  double* lo_s() const { return c_.scratch + 2 * P_; }
-  double* lo_c() const { return c_.scratch + (2 + kLow) * P_; }
-  const SinusoidalCall& c_;
-  std::size_t P_;
-  std::int64_t h_ = INT64_MIN;
+/// impl/avx2/row_angles.hpp's vector: 8 doubles.
+struct Double8 {
+  using R = __m512d;
+  using SinCos = simd::SinCos8;
+  static constexpr std::size_t W = 8;
+  static R load(const double* p) { return _mm512_loadu_pd(p); }
+  static void store(double* p, R v) { _mm512_storeu_pd(p, v); }
+  static R set1(double x) { return _mm512_set1_pd(x); }
+  static R mul(R a, R b) { return _mm512_mul_pd(a, b); }
+  static R fmadd(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
+  static R fmsub(R a, R b, R c) { return _mm512_fmsub_pd(a, b, c); }
+  static SinCos sincos(R p, R hi, R lo) { return simd::sincos8(p, hi, lo); }
 };
 
 /// Where and how one call writes: fp32 tables past kStreamBytes with 16-byte aligned rows (and
@@ -105,7 +80,7 @@ void sinusoidal_rows_impl(const SinusoidalCall& c) {
   const bool stream = streams<S>(c);
   const __m512i evens = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11),
                 odds = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
-  RowAngles angles(c);
+  avx2::detail::RowAngles<Double8> angles(c);
   for (std::size_t t = 0; t < c.n; ++t) {
     Elem<S>* row = static_cast<Elem<S>*>(c.data) + static_cast<std::ptrdiff_t>(t) * c.stride;
     if (c.padding_idx >= 0 && c.positions[t] == c.padding_idx) {  // the padding row is zero: x += 0 leaves x alone
