@@ -64,21 +64,22 @@ TYPED_TEST(Avx512Agreement, RopeOnWholeVectorsIsTheAvx2KernelBitForBit) {
   // scales cos and sin (a magnitude other than 1).
   RopeSpec yarn{128, 128, 500000.0, RopeLayout::half_split};
   yarn.scaling = RopeScaling{.kind = RopeScalingKind::yarn, .factor = 8, .original_max_position = 4096};
-  for (const RopeSpec& s :
-       {RopeSpec{64, 64, 10000.0, RopeLayout::half_split}, yarn, RopeSpec{128, 16, 10000.0, RopeLayout::interleaved},
-        RopeSpec{128, 128, 1e6, RopeLayout::interleaved}}) {
-    const int heads = 3;
-    const std::size_t size = pos.size() * static_cast<std::size_t>(heads * s.head_dim);
-    std::vector<T> a = native<T>(values(size, dt, 9)), b = a;
-    const auto ts = static_cast<std::ptrdiff_t>(heads * s.head_dim);
-    const avx2::Heads<T> va[] = {{a.data(), pos.size(), heads, ts, s.head_dim}};
-    const avx2::Heads<T> vb[] = {{b.data(), pos.size(), heads, ts, s.head_dim}};
-    const std::vector<T> before = a;
-    avx2::rope_apply<T>(s, pos, va);
-    avx512::rope_apply<T>(s, pos, vb);
-    EXPECT_TRUE(bitwise_equal(a, b)) << s.describe();
-    EXPECT_FALSE(bitwise_equal(a, before)) << "nothing rotated: " << s.describe();
-  }
+  // 3 heads: one pass on the last token; 20: passes of 8, 8 and 4 (earlier tokens: one head each).
+  for (const int heads : {3, 20})
+    for (const RopeSpec& s :
+         {RopeSpec{64, 64, 10000.0, RopeLayout::half_split}, yarn, RopeSpec{128, 16, 10000.0, RopeLayout::interleaved},
+          RopeSpec{128, 128, 1e6, RopeLayout::interleaved}}) {
+      const std::size_t size = pos.size() * static_cast<std::size_t>(heads * s.head_dim);
+      std::vector<T> a = native<T>(values(size, dt, 9)), b = a;
+      const auto ts = static_cast<std::ptrdiff_t>(heads * s.head_dim);
+      const avx2::Heads<T> va[] = {{a.data(), pos.size(), heads, ts, s.head_dim}};
+      const avx2::Heads<T> vb[] = {{b.data(), pos.size(), heads, ts, s.head_dim}};
+      const std::vector<T> before = a;
+      avx2::rope_apply<T>(s, pos, va);
+      avx512::rope_apply<T>(s, pos, vb);
+      EXPECT_TRUE(bitwise_equal(a, b)) << s.describe() << ", " << heads << " heads";
+      EXPECT_FALSE(bitwise_equal(a, before)) << "nothing rotated: " << s.describe();
+    }
 }
 
 /// Float bit patterns that exercise a rounding to bfloat16: every class, ties either way, the
