@@ -156,41 +156,59 @@ inline void rotate_pair(Elem<S>* a, Elem<S>* b, double c, double s) {
   Io<S>::put(b, static_cast<float>(std::fma(x2, c, x1 * s)));
 }
 
-/// Rotates one head. Heads outer, lanes inner: with heads inner, the store to a head and the
-/// load from the head 4 KiB further (8 heads of 128 floats) alias in the store buffer, which cost
-/// more than reloading the coefficients (L1 hits) for every head. k comes by value and the block
-/// pointers advance by a constant, so the loop keeps them in registers (a store to x could alias
-/// a Coefficients reached through a reference, which made the compiler reload its members).
+/// Heads rotated per pass over the coefficients on a call's last token (a decode step's only
+/// one): a block's coefficients, loaded once, serve this many heads (the decode step took 0.9x the
+/// time of one head a pass, Zen 5). Four heads of 128 floats span 2 KiB, so a store to one head
+/// and a load from another never sit 4 KiB apart, where they would alias in the store buffer
+/// (eight did: the reason an earlier version rotated one head a pass). Tokens with a successor
+/// keep one head a pass, in memory order.
+constexpr int kHeadsPerPass = 4;
+
+/// Rotates `heads` heads from x, `stride` apart. k comes by value and the block pointers advance
+/// by a constant, so the loop keeps them in registers (a store to x could alias a Coefficients
+/// reached through a reference, which made the compiler reload its members).
 template <Storage S>
-void rotate_head(const RopeCall& call, Elem<S>* x, const Coefficients k) {
+void rotate_heads(const RopeCall& call, Elem<S>* x, std::ptrdiff_t stride, int heads, const Coefficients k) {
   const std::size_t P = call.f.count;
   if (call.interleaved) {
     std::size_t j = 0;
     const float* g = k.blocks;
     for (; j + 8 <= 2 * P; j += 8, g += kBlock) {  // other = the pair partner: lanes (1 0 3 2 ..)
-      const __m256 v = Io<S>::load8(x + j), partner = _mm256_permute_ps(v, 0b10110001);
-      if (has_tiny_pair<S, true>(v, partner)) {
-        for (std::size_t p = j / 2; p < j / 2 + 4; ++p) rotate_pair<S>(x + 2 * p, x + 2 * p + 1, k.c[p], k.s[p]);
-        continue;
+      const LanesFor<S> coefficients(g);
+      for (int h = 0; h < heads; ++h) {
+        Elem<S>* head = x + h * stride;
+        const __m256 v = Io<S>::load8(head + j), partner = _mm256_permute_ps(v, 0b10110001);
+        if (has_tiny_pair<S, true>(v, partner)) {
+          for (std::size_t p = j / 2; p < j / 2 + 4; ++p)
+            rotate_pair<S>(head + 2 * p, head + 2 * p + 1, k.c[p], k.s[p]);
+          continue;
+        }
+        Io<S>::store8(head + j, coefficients.rotate(v, partner));
       }
-      Io<S>::store8(x + j, LanesFor<S>(g).rotate(v, partner));
     }
-    for (std::size_t p = j / 2; p < P; ++p) rotate_pair<S>(x + 2 * p, x + 2 * p + 1, k.c[p], k.s[p]);
+    for (int h = 0; h < heads; ++h)
+      for (std::size_t p = j / 2; p < P; ++p)
+        rotate_pair<S>(x + h * stride + 2 * p, x + h * stride + 2 * p + 1, k.c[p], k.s[p]);
     return;
   }
   std::size_t i = 0;
   const float* g = k.blocks;
-  for (; i + 8 <= P; i += 8, g += kBlock) {  // both halves read before either is written
-    const __m256 x1 = Io<S>::load8(x + i), x2 = Io<S>::load8(x + P + i);
-    if (has_tiny_pair<S, false>(x1, x2)) {
-      for (std::size_t p = i; p < i + 8; ++p) rotate_pair<S>(x + p, x + P + p, k.c[p], k.s[p]);
-      continue;
-    }
+  for (; i + 8 <= P; i += 8, g += kBlock) {
     const LanesFor<S> first(g);
-    Io<S>::store8(x + i, first.rotate(x1, x2));
-    Io<S>::store8(x + P + i, first.second_half().rotate(x2, x1));
+    const LanesFor<S> second = first.second_half();
+    for (int h = 0; h < heads; ++h) {  // both halves read before either is written
+      Elem<S>* head = x + h * stride;
+      const __m256 x1 = Io<S>::load8(head + i), x2 = Io<S>::load8(head + P + i);
+      if (has_tiny_pair<S, false>(x1, x2)) {
+        for (std::size_t p = i; p < i + 8; ++p) rotate_pair<S>(head + p, head + P + p, k.c[p], k.s[p]);
+        continue;
+      }
+      Io<S>::store8(head + i, first.rotate(x1, x2));
+      Io<S>::store8(head + P + i, second.rotate(x2, x1));
+    }
   }
-  for (; i < P; ++i) rotate_pair<S>(x + i, x + P + i, k.c[i], k.s[i]);
+  for (int h = 0; h < heads; ++h)
+    for (std::size_t p = i; p < P; ++p) rotate_pair<S>(x + h * stride + p, x + h * stride + P + p, k.c[p], k.s[p]);
 }
 
 template <Storage S>
@@ -198,10 +216,13 @@ void rope_impl(const RopeCall& call) {
   const Coefficients k = views(call);
   for (std::size_t t = 0; t < call.n; ++t) {
     build(call, call.positions[t], k);
+    const int per_pass = t + 1 < call.n ? 1 : kHeadsPerPass;
     for (std::size_t m = 0; m < call.count; ++m) {
       const RopeTensor& x = call.tensors[m];
       Elem<S>* token = static_cast<Elem<S>*>(x.data) + static_cast<std::ptrdiff_t>(t) * x.token_stride;
-      for (int h = 0; h < x.heads; ++h) rotate_head<S>(call, token + h * x.head_stride, k);
+      for (int h = 0; h < x.heads; h += per_pass)
+        rotate_heads<S>(call, token + h * x.head_stride, x.head_stride, x.heads - h < per_pass ? x.heads - h : per_pass,
+                        k);
     }
   }
 }
