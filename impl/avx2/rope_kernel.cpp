@@ -41,25 +41,30 @@ Coefficients views(const RopeCall& call) {
   return {call.scratch, call.scratch + P, reinterpret_cast<float*>(call.scratch + 2 * P)};
 }
 
-/// Stores the coefficients of lanes [j, j + 4) from cos and sin' (signs applied) in double.
+/// Stores the coefficients of lanes [j, j + 4) from cos and sin' (signs applied) in double: all
+/// seven arrays for fp32 tensors, only ch and sh for 16-bit ones (CheapLanes8 reads no other).
+template <bool Fp32>
 inline void store_lanes4(const Coefficients& k, std::size_t j, __m256d c, __m256d s) {
   const __m128 ch = _mm256_cvtpd_ps(c), sh = _mm256_cvtpd_ps(s);
-  const __m128 cl = _mm256_cvtpd_ps(_mm256_sub_pd(c, _mm256_cvtps_pd(ch)));
-  const __m128 sl = _mm256_cvtpd_ps(_mm256_sub_pd(s, _mm256_cvtps_pd(sh)));
-  const __m128 abs = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
-  const __m128 swap = _mm_cmpgt_ps(_mm_and_ps(sh, abs), _mm_and_ps(ch, abs));  // a = other where |s| > |c|
-  _mm_storeu_ps(k.at(kKa, j), _mm_blendv_ps(ch, sh, swap));
-  _mm_storeu_ps(k.at(kKb, j), _mm_blendv_ps(sh, ch, swap));
-  _mm_storeu_ps(k.at(kSw, j), _mm_and_ps(swap, _mm_set1_ps(-0.0f)));
-  _mm_storeu_ps(k.at(kCl, j), cl);
-  _mm_storeu_ps(k.at(kSl, j), sl);
   _mm_storeu_ps(k.at(kCh, j), ch);
   _mm_storeu_ps(k.at(kSh, j), sh);
+  if constexpr (Fp32) {
+    const __m128 cl = _mm256_cvtpd_ps(_mm256_sub_pd(c, _mm256_cvtps_pd(ch)));
+    const __m128 sl = _mm256_cvtpd_ps(_mm256_sub_pd(s, _mm256_cvtps_pd(sh)));
+    const __m128 abs = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+    const __m128 swap = _mm_cmpgt_ps(_mm_and_ps(sh, abs), _mm_and_ps(ch, abs));  // a = other where |s| > |c|
+    _mm_storeu_ps(k.at(kKa, j), _mm_blendv_ps(ch, sh, swap));
+    _mm_storeu_ps(k.at(kKb, j), _mm_blendv_ps(sh, ch, swap));
+    _mm_storeu_ps(k.at(kSw, j), _mm_and_ps(swap, _mm_set1_ps(-0.0f)));
+    _mm_storeu_ps(k.at(kCl, j), cl);
+    _mm_storeu_ps(k.at(kSl, j), sl);
+  }
 }
 
 /// One token's coefficients. Half-split: lanes [0, P) are the first dims (s' = -s); the second
 /// dims' coefficients are the same up to signs and are derived in registers (second_half()).
 /// Interleaved: lanes 2p and 2p + 1 share pair p, with s' = -s and +s.
+template <bool Fp32>
 void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
   const __m256d p = _mm256_set1_pd(static_cast<double>(pos)), m = _mm256_set1_pd(call.magnitude);
   const std::size_t P = call.f.count;
@@ -72,10 +77,10 @@ void build(const RopeCall& call, std::int64_t pos, const Coefficients& k) {
     if (call.interleaved) {  // (c0 c0 c1 c1), (c2 c2 c3 c3); sines with alternating signs
       const __m256d c01 = _mm256_permute4x64_pd(c, 0b01010000), c23 = _mm256_permute4x64_pd(c, 0b11111010);
       const __m256d alt = _mm256_setr_pd(-0.0, 0.0, -0.0, 0.0);
-      store_lanes4(k, 2 * i, c01, _mm256_xor_pd(_mm256_permute4x64_pd(s, 0b01010000), alt));
-      store_lanes4(k, 2 * i + 4, c23, _mm256_xor_pd(_mm256_permute4x64_pd(s, 0b11111010), alt));
+      store_lanes4<Fp32>(k, 2 * i, c01, _mm256_xor_pd(_mm256_permute4x64_pd(s, 0b01010000), alt));
+      store_lanes4<Fp32>(k, 2 * i + 4, c23, _mm256_xor_pd(_mm256_permute4x64_pd(s, 0b11111010), alt));
     } else {
-      store_lanes4(k, i, c, _mm256_xor_pd(s, negate));
+      store_lanes4<Fp32>(k, i, c, _mm256_xor_pd(s, negate));
     }
   }
 }
@@ -215,7 +220,7 @@ template <Storage S>
 void rope_impl(const RopeCall& call) {
   const Coefficients k = views(call);
   for (std::size_t t = 0; t < call.n; ++t) {
-    build(call, call.positions[t], k);
+    build<S == Storage::f32>(call, call.positions[t], k);
     const int per_pass = t + 1 < call.n ? 1 : kHeadsPerPass;
     for (std::size_t m = 0; m < call.count; ++m) {
       const RopeTensor& x = call.tensors[m];
