@@ -172,8 +172,9 @@ constexpr int kHeadsPerPass = 4;
 /// Rotates `heads` heads from x, `stride` apart. k comes by value and the block pointers advance
 /// by a constant, so the loop keeps them in registers (a store to x could alias a Coefficients
 /// reached through a reference, which made the compiler reload its members).
-template <Storage S>
-void rotate_heads(const RopeCall& call, Elem<S>* x, std::ptrdiff_t stride, int heads, const Coefficients k) {
+template <Storage S, bool Prefetch>
+void rotate_heads(const RopeCall& call, Elem<S>* x, std::ptrdiff_t stride, int heads, std::ptrdiff_t ahead,
+                  const Coefficients k) {
   const std::size_t P = call.f.count;
   if (call.interleaved) {
     std::size_t j = 0;
@@ -182,6 +183,7 @@ void rotate_heads(const RopeCall& call, Elem<S>* x, std::ptrdiff_t stride, int h
       const LanesFor<S> coefficients(g);
       for (int h = 0; h < heads; ++h) {
         Elem<S>* head = x + h * stride;
+        if constexpr (Prefetch) _mm_prefetch(reinterpret_cast<const char*>(head + j + ahead), _MM_HINT_T0);
         const __m256 v = Io<S>::load8(head + j), partner = _mm256_permute_ps(v, 0b10110001);
         if (has_tiny_pair<S, true>(v, partner)) {
           for (std::size_t p = j / 2; p < j / 2 + 4; ++p)
@@ -203,6 +205,10 @@ void rotate_heads(const RopeCall& call, Elem<S>* x, std::ptrdiff_t stride, int h
     const LanesFor<S> second = first.second_half();
     for (int h = 0; h < heads; ++h) {  // both halves read before either is written
       Elem<S>* head = x + h * stride;
+      if constexpr (Prefetch) {
+        _mm_prefetch(reinterpret_cast<const char*>(head + i + ahead), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(head + P + i + ahead), _MM_HINT_T0);
+      }
       const __m256 x1 = Io<S>::load8(head + i), x2 = Io<S>::load8(head + P + i);
       if (has_tiny_pair<S, false>(x1, x2)) {
         for (std::size_t p = i; p < i + 8; ++p) rotate_pair<S>(head + p, head + P + p, k.c[p], k.s[p]);
@@ -225,9 +231,14 @@ void rope_impl(const RopeCall& call) {
     for (std::size_t m = 0; m < call.count; ++m) {
       const RopeTensor& x = call.tensors[m];
       Elem<S>* token = static_cast<Elem<S>*>(x.data) + static_cast<std::ptrdiff_t>(t) * x.token_stride;
+      if (S == Storage::f32 && t + 1 < call.n) {  // fp32 streams: the next token's same head prefetched
+        for (int h = 0; h < x.heads; ++h)
+          rotate_heads<S, true>(call, token + h * x.head_stride, x.head_stride, 1, x.token_stride, k);
+        continue;
+      }
       for (int h = 0; h < x.heads; h += per_pass)
-        rotate_heads<S>(call, token + h * x.head_stride, x.head_stride, x.heads - h < per_pass ? x.heads - h : per_pass,
-                        k);
+        rotate_heads<S, false>(call, token + h * x.head_stride, x.head_stride,
+                               x.heads - h < per_pass ? x.heads - h : per_pass, 0, k);
     }
   }
 }
