@@ -151,6 +151,11 @@ inline void rotate_pair(Elem<S>* a, Elem<S>* b, double c, double s) {
 /// prefetched, which measured faster there (1.18 against 1.6 us a token at 4096 tokens, Zen 5).
 constexpr int kHeadsPerPass = 8;
 
+/// Prefetches go to L2, as in impl/avx2/rope_kernel.cpp (kStreamPrefetch): on Zen 4 the fp32
+/// prefill took 8.4-9.9 ms with T1 against 14.7-16.0 ms with T0 (medians of 5, three alternating
+/// rounds, its rmw floor 7.9-12.5 ms); bf16 measured within the noise of T0 (5.5-6.7 ms).
+constexpr auto kStreamPrefetch = _MM_HINT_T1;
+
 /// Where one pass writes: `heads` heads from x, `stride` apart; `ahead` elements further on is the
 /// next token's same head, prefetched while this one rotates (not on the last token: a decode
 /// step has no next one). Without it the 512-bit kernel ran at a third of the AVX2 one's speed on
@@ -188,7 +193,7 @@ inline void interleaved_block(const Pass<S>& pass, std::size_t j, std::size_t la
   const LanesFor<S> coefficients(g);
   for (int h = 0; h < pass.heads; ++h) {
     Elem<S>* head = pass.x + h * pass.stride;
-    if constexpr (Prefetch) _mm_prefetch(reinterpret_cast<const char*>(head + j + pass.ahead), _MM_HINT_T0);
+    if constexpr (Prefetch) _mm_prefetch(reinterpret_cast<const char*>(head + j + pass.ahead), kStreamPrefetch);
     const __m512 v = io.load(head + j), partner = _mm512_permute_ps(v, 0b10110001);
     if (has_tiny_pair<S, true>(v, partner)) {
       for (std::size_t p = j / 2; p < (j + lanes) / 2; ++p)
@@ -210,8 +215,8 @@ inline void half_split_block(const Pass<S>& pass, std::size_t P, std::size_t i, 
   for (int h = 0; h < pass.heads; ++h) {
     Elem<S>* head = pass.x + h * pass.stride;
     if constexpr (Prefetch) {
-      _mm_prefetch(reinterpret_cast<const char*>(head + i + pass.ahead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(head + P + i + pass.ahead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(head + i + pass.ahead), kStreamPrefetch);
+      _mm_prefetch(reinterpret_cast<const char*>(head + P + i + pass.ahead), kStreamPrefetch);
     }
     const __m512 x1 = io.load(head + i), x2 = io.load(head + P + i);
     if (has_tiny_pair<S, false>(x1, x2)) {
