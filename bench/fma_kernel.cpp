@@ -1,37 +1,23 @@
 // Built with -mavx2 -mfma, so like impl/avx2's vector units it includes no standard library
-// header and instantiates no inline or template function: the linker may keep such a copy for
-// the whole program and it would then run AVX2 code before the CPU check.
-#include "bench/fma_kernel.hpp"
-
+// header and instantiates no inline or template function with external linkage: the linker may
+// keep such a copy for the whole program and it would then run AVX2 code before the CPU check.
 #include <immintrin.h>
 
-namespace pecheck::bench {
+#include "bench/fma_chains_body.hpp"
 
-float fma_chains(long long rounds) {
-  // c <- c a + b converges to b / (1 - a) = 1: no overflow, no subnormals, however long it runs.
-  const __m256 a = _mm256_set1_ps(0.5f), b = _mm256_set1_ps(0.5f);
-  __m256 c0 = _mm256_set1_ps(0.0f), c1 = _mm256_set1_ps(0.1f), c2 = _mm256_set1_ps(0.2f), c3 = _mm256_set1_ps(0.3f),
-         c4 = _mm256_set1_ps(0.4f), c5 = _mm256_set1_ps(0.5f), c6 = _mm256_set1_ps(0.6f), c7 = _mm256_set1_ps(0.7f),
-         c8 = _mm256_set1_ps(0.8f), c9 = _mm256_set1_ps(0.9f), c10 = _mm256_set1_ps(1.1f), c11 = _mm256_set1_ps(1.2f);
-  static_assert(kFmaChains == 12, "one accumulator per chain below");
-  for (long long r = 0; r < rounds; ++r) {
-    c0 = _mm256_fmadd_ps(c0, a, b);
-    c1 = _mm256_fmadd_ps(c1, a, b);
-    c2 = _mm256_fmadd_ps(c2, a, b);
-    c3 = _mm256_fmadd_ps(c3, a, b);
-    c4 = _mm256_fmadd_ps(c4, a, b);
-    c5 = _mm256_fmadd_ps(c5, a, b);
-    c6 = _mm256_fmadd_ps(c6, a, b);
-    c7 = _mm256_fmadd_ps(c7, a, b);
-    c8 = _mm256_fmadd_ps(c8, a, b);
-    c9 = _mm256_fmadd_ps(c9, a, b);
-    c10 = _mm256_fmadd_ps(c10, a, b);
-    c11 = _mm256_fmadd_ps(c11, a, b);
-  }
-  const __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3)),
-                                               _mm256_add_ps(_mm256_add_ps(c4, c5), _mm256_add_ps(c6, c7))),
-                                 _mm256_add_ps(_mm256_add_ps(c8, c9), _mm256_add_ps(c10, c11)));
-  return _mm256_cvtss_f32(s);
-}
+namespace pecheck::bench {
+namespace {
+
+struct Float8 {
+  using R = __m256;
+  static R set1(float x) { return _mm256_set1_ps(x); }
+  static R fmadd(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+  static R add(R a, R b) { return _mm256_add_ps(a, b); }
+  static float first(R v) { return _mm256_cvtss_f32(v); }
+};
+
+}  // namespace
+
+float fma_chains(long long rounds) { return run_fma_chains<Float8>(rounds); }
 
 }  // namespace pecheck::bench

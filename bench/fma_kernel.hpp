@@ -1,6 +1,7 @@
 // The measured single-core FMA peaks' inner loops (fma_kernel.cpp, built with -mavx2 -mfma;
 // fma_kernel512.cpp, built with -mavx512f).
-// Nothing here may be inline or a template: see fma_kernel.cpp.
+// Nothing here may be inline or a template: see fma_kernel.cpp (the loop itself is in
+// fma_chains_body.hpp, with internal linkage).
 #pragma once
 
 namespace pecheck::bench {

@@ -172,7 +172,7 @@ constexpr int kHeadsPerPass = 4;
 /// Where a streaming token's prefetch of its successor puts the lines: L2 (T1), not L1 (T0). On
 /// Zen 4 the fp32 prefill took 9.2-10.2 ms with T1 against 14.2-14.6 ms with T0 (medians of 5,
 /// three alternating rounds, its rmw floor 8-11 ms): with T0 the computation and the memory
-/// traffic barely overlapped. Lines in L2 are reached from L1 within the out-of-order window.
+/// traffic barely overlapped (why T1 does better was not measured: no hardware counters there).
 constexpr auto kStreamPrefetch = _MM_HINT_T1;
 
 /// Rotates `heads` heads from x, `stride` apart. k comes by value and the block pointers advance

@@ -145,7 +145,7 @@ inline void rotate_pair(Elem<S>* a, Elem<S>* b, double c, double s) {
 /// Heads rotated per pass over the coefficients on a call's last token (a decode step's only
 /// one): each block's coefficients are loaded once and serve this many heads (with one head a
 /// pass the coefficient loads outnumbered the data's 5 to 2 and L1 loads were the limit: 800 ns
-/// a decode step, 500 now). Eight heads of 128 floats span 4 KiB, so a store to one head and a
+/// a decode step, 500 now, Zen 5). Eight heads of 128 floats span 4 KiB, so a store to one head and a
 /// load from another never sit 4 KiB apart (which would alias in the store buffer). Tokens with a
 /// successor stream through memory instead: one head a pass, the next token's same head
 /// prefetched, which measured faster there (1.18 against 1.6 us a token at 4096 tokens, Zen 5).
@@ -159,7 +159,7 @@ constexpr auto kStreamPrefetch = _MM_HINT_T1;
 /// Where one pass writes: `heads` heads from x, `stride` apart; `ahead` elements further on is the
 /// next token's same head, prefetched while this one rotates (not on the last token: a decode
 /// step has no next one). Without it the 512-bit kernel ran at a third of the AVX2 one's speed on
-/// tensors in DRAM (the hardware prefetchers follow the heads' interleaved access pattern badly).
+/// tensors in DRAM (Zen 5) (the hardware prefetchers follow the heads' interleaved access pattern badly).
 template <Storage S>
 struct Pass {
   Elem<S>* x;
