@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# transformers' own RoPE for every rope_type, BLOOM's ALiBi and the Marian, XLM and M2M100 sinusoid
-# tables (examples/huggingface/dump_hf.py), dumped with no convention stated (but Phi-3's LongRoPE
-# factor lists, which only a statement can give): validate --dump must read each as expected.json
-# says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's frequency factors, YaRN's
-# attention factor, which LongRoPE list the call used and its attention factor, the fp32-angles
-# contract; ALiBi: the paper's slopes;
-# sinusoids: layout, frequencies, base, M2M100's padding row; T5: the bucketing). Skipped (exit 77) when
-# scripts/hf-venv could not provide transformers.
+# transformers' own RoPE for every rope_type it ships, BLOOM's ALiBi, the Marian, XLM and M2M100
+# sinusoid tables and T5's buckets (examples/huggingface/dump_hf.py), dumped with no convention
+# stated (but Phi-3's LongRoPE factor lists, which only a statement can give): validate --dump must
+# read each as expected.json says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's
+# frequency factors, the attention factor the module applies, which LongRoPE list the call used,
+# the fp32-angles contract; ALiBi: the paper's slopes; sinusoids: layout, frequencies, base,
+# M2M100's padding row; T5: the bucketing). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on
+# the current stack, 4.49 on the legacy one). Skipped (exit 77) when no such python was found.
+#
+# Dumps whose reading waits on pecheck are named in WAITING below with the reason: each is an
+# expected failure, printed as XFAIL; one that reads as expected fails the test (XPASS), so that
+# its mark goes when the reader learns it.
 set -euo pipefail
 src=$1
 : "${PECHECK:?}"
@@ -19,64 +23,121 @@ trap 'rm -rf "$tmp"' EXIT
 "$PECHECK_HF_PYTHON" "$src/examples/huggingface/dump_hf.py" "$tmp/dumps" >/dev/null 2>"$tmp/py.err" ||
   { cat "$tmp/py.err"; echo "FAIL: dump_hf.py"; exit 1; }
 rc=0
-"$PECHECK" validate --dump "$tmp/dumps" --quiet --json "$tmp/r.json" >"$tmp/out" || rc=$?
+"$PECHECK" validate --dump "$tmp/dumps" --quiet --json "$tmp/r.json" >"$tmp/out" 2>"$tmp/err" || rc=$?
 grep -E "^dump|convention:" "$tmp/out"
-[ "$rc" -le 1 ] || { cat "$tmp/out"; echo "FAIL: validate exited $rc"; exit 1; }
-/usr/bin/python3 - "$tmp/r.json" "$tmp/dumps/expected.json" <<'PY'
+# Exit 2 is a dump not read: accepted below only for a waiting one.
+[ "$rc" -le 2 ] && [ -s "$tmp/r.json" ] || { cat "$tmp/out" "$tmp/err"; echo "FAIL: validate exited $rc"; exit 1; }
+
+# Judged by the fp32-angles contract, every RoPE passes; a wrong base stated for one fails every contract.
+mkdir "$tmp/ropes"
+for d in "$tmp"/dumps/*/; do
+  grep -q '"family": "rope"' "$d/manifest.json" && cp -r "$d" "$tmp/ropes/"
+done
+"$PECHECK" validate --dump "$tmp/ropes" --quiet --contract fp32-angles --json "$tmp/fp32.json" >"$tmp/fp32.out" 2>&1 || true
+
+"$PECHECK_HF_PYTHON" - "$tmp/r.json" "$tmp/dumps/expected.json" "$tmp/fp32.json" <<'PY'
 import json, sys
-results = json.load(open(sys.argv[1]))["results"]
-expected = json.load(open(sys.argv[2]))
-read = {r["dump"].rsplit("/", 1)[-1]: r["reading"] for r in results if r["property"] == "rope.agrees_with_reference"}
-alibi = {name: want for name, want in expected.items() if want.get("family") == "alibi"}
-sinusoids = {name: want for name, want in expected.items() if want.get("family") == "sinusoidal"}
-t5s = {name: want for name, want in expected.items() if want.get("family") == "t5"}
-expected = {name: want for name, want in expected.items() if want.get("family") is None}
-assert set(read) == set(expected), (sorted(read), sorted(expected))
-# BLOOM's slopes are the paper's, 12 heads (not a power of two) included, and every entry agrees.
-by = {(r["dump"].rsplit("/", 1)[-1], r["property"]): r for r in results}
-for name in alibi:
-    for prop in ("alibi.slopes", "alibi.agrees_with_reference"):
-        assert by[(name, prop)]["verdict"] == "pass", by[(name, prop)]
-# T5's buckets (bidirectional for the encoder, causal for the decoder) read back, every entry a gather.
-for name, want in t5s.items():
-    row = by[(name, "t5.agrees_with_reference")]
-    assert row["convention"].startswith(want["convention"]) and row["verdict"] == "pass", (name, row)
-# Marian's and XLM's tables (float64, rounded once) agree; M2M100's (fp32 angles) reads right and fails.
-for name, want in sinusoids.items():
-    row = by[(name, "sinusoidal.agrees_with_reference")]
-    assert row["convention"].startswith(want["convention"]), (name, row["convention"])
-    if "padding" in want:
-        assert want["padding"] in row["convention"], (name, row["convention"])
-    assert (row["verdict"] == "pass") == want["agrees"], (name, row["verdict"], row["max_error_u"])
-for name, want in expected.items():
-    spec = read[name]["spec"]
-    assert spec is not None and not read[name]["ambiguous"], (name, read[name])
-    assert spec["rule"] == want["rule"], (name, spec)
-    assert abs(spec["base"] / want["base"] - 1) < 1e-6, (name, spec)
-    for key in ("factor", "low_freq_factor", "high_freq_factor", "rotary_dim", "seq_len"):
+
+report, made, fp32 = (json.load(open(p)) for p in sys.argv[1:4])
+v5 = int(made["transformers"].split(".")[0]) >= 5
+expected = made["dumps"]
+name = lambda r: r["dump"].rsplit("/", 1)[-1]
+
+# What pecheck's dump reader (dumpcheck/) does not read yet, issue 32 item 1, under way:
+WAITING = {
+    "yarn-attention-factor-f32": "a YaRN attention factor other than 0.1 ln(factor) + 1 (1.2 here)",
+} | ({
+    "yarn-mscale-f32": "YaRN's attention factor from mscale / mscale_all_dim (1 here)",
+    "yarn-truncate-false-f32": "YaRN with truncate false (a correction range between fractional pairs)",
+    "gemma4-full-f32": "the proportional rule (Gemma 4's full layers: a quarter of the pairs rotated)",
+    "longrope-long-f32": "a manifest stating transformers 5's rope_parameters",
+    "longrope-short-f32": "a manifest stating transformers 5's rope_parameters",
+} if v5 else {})
+
+results = report["results"]
+unread = {name(u): u["reason"] for u in report.get("not_read", [])}
+by = {(name(r), r["property"]): r for r in results}
+fp32_by = {(name(r), r["property"]): r for r in fp32["results"]}
+fp32_unread = {name(u) for u in fp32.get("not_read", [])}
+family = lambda want: want.get("family", "rope")
+failures, xfails = [], []
+
+
+def check(cond, dump, what):
+    if not cond:
+        raise AssertionError(f"{dump}: {what}")
+
+
+def check_rope(dump, want):
+    check(dump not in unread, dump, f"not read: {unread.get(dump)}")
+    reading = by[(dump, "rope.agrees_with_reference")]["reading"]
+    spec = reading["spec"]
+    check(spec is not None and not reading["ambiguous"], dump, f"read as {by[(dump, 'rope.agrees_with_reference')]['convention']}")
+    check(spec["rule"] == want["rule"], dump, f"rule {spec['rule']}, expected {want['rule']}")
+    check(abs(spec["base"] / want["base"] - 1) < 1e-6, dump, f"base {spec['base']}, expected {want['base']}")
+    for key in ("factor", "low_freq_factor", "high_freq_factor", "rotary_dim", "seq_len", "truncate",
+                "partial_rotary_factor"):
         if key in want:
-            assert spec[key] == want[key], (name, key, spec)
-    if want["rule"] == "yarn":
-        assert abs(read[name]["measured_magnitude"] - 1.1386294361) < 1e-5, (name, read[name])
+            check(spec.get(key) == want[key], dump, f"{key} {spec.get(key)}, expected {want[key]}")
+    # The attention factor the module applies: the rule's, and the rotated pairs' measured magnitude.
+    check(abs(spec["magnitude"] - want["magnitude"]) < 1e-9, dump, f"magnitude {spec['magnitude']}, expected {want['magnitude']}")
+    close = 1e-5 if dump.endswith("f32") else 1e-3
+    check(abs(reading["measured_magnitude"] - want["magnitude"]) < close, dump, f"measured {reading['measured_magnitude']}")
     if want["rule"] == "longrope":  # the stated lists; which one was used (seq_len past L0 or not) is read
-        assert abs(spec["attention_factor"] - want["attention_factor"]) < 1e-12, (name, spec)
-        assert abs(read[name]["measured_magnitude"] - want["attention_factor"]) < 1e-5, (name, read[name])
-# HF forms frequencies and angles in fp32 (and, in bf16, stores cos and sin in bf16): the exact
-# contract fails far out, the fp32-angles one holds everywhere.
-contracts = {r["dump"].rsplit("/", 1)[-1]: r["contract"] for r in results if r["property"] == "rope.agrees_with_reference"}
-for name, c in contracts.items():
-    assert c["met"] in ("dtype-trig", "fp32-angles"), (name, c)
-    if name.endswith("f32"):
-        assert c["met"] == "fp32-angles" and c["exact_to"] is not None and c["exact_to"] > 0, (name, c)
-print(f"huggingface: {len(expected)} transformers RoPEs read as expected, each meeting the fp32-angles contract; "
-      f"{len(alibi)} BLOOM ALiBi dumps with the paper's slopes; {len(sinusoids)} sinusoid tables; {len(t5s)} T5 biases")
+        check(abs(spec["attention_factor"] - want["attention_factor"]) < 1e-12, dump, f"{spec}")
+    # HF forms frequencies and angles in fp32 (and, in bf16, stores cos and sin in bf16): the exact
+    # contract fails far out, the fp32-angles one holds everywhere.
+    c = by[(dump, "rope.agrees_with_reference")]["contract"]
+    check(c["met"] in ("dtype-trig", "fp32-angles"), dump, f"contract {c}")
+    if dump.endswith("f32"):
+        check(c["met"] == "fp32-angles" and c["exact_to"] is not None and c["exact_to"] > 0, dump, f"contract {c}")
+    for prop in ("rope.agrees_with_reference", "rope.orthogonal"):
+        r = fp32_by.get((dump, prop))
+        check(dump not in fp32_unread and r is not None and r["verdict"] == "pass", dump,
+              f"{prop} under --contract fp32-angles: {r and (r['verdict'], r['max_error_u'], r['bound_u'])}")
+
+
+def check_other(dump, want):
+    check(dump not in unread, dump, f"not read: {unread.get(dump)}")
+    if family(want) == "alibi":  # BLOOM's slopes are the paper's, 12 heads (not a power of two) included
+        for prop in ("alibi.slopes", "alibi.agrees_with_reference"):
+            check(by[(dump, prop)]["verdict"] == "pass", dump, by[(dump, prop)])
+    elif family(want) == "t5":  # bidirectional for the encoder, causal for the decoder, every entry a gather
+        row = by[(dump, "t5.agrees_with_reference")]
+        check(row["convention"].startswith(want["convention"]) and row["verdict"] == "pass", dump, row)
+    else:  # Marian's and XLM's tables (float64, rounded once) agree; M2M100's (fp32 angles) reads right and fails
+        row = by[(dump, "sinusoidal.agrees_with_reference")]
+        check(row["convention"].startswith(want["convention"]), dump, row["convention"])
+        if "padding" in want:
+            check(want["padding"] in row["convention"], dump, row["convention"])
+        check((row["verdict"] == "pass") == want["agrees"], dump, (row["verdict"], row["max_error_u"]))
+
+
+read = {name(r) for r in results} | set(unread)
+assert read == set(expected), (sorted(read ^ set(expected)))
+assert set(WAITING) <= set(expected), sorted(set(WAITING) - set(expected))
+for dump, want in sorted(expected.items()):
+    try:
+        (check_rope if family(want) == "rope" else check_other)(dump, want)
+    except (AssertionError, KeyError) as e:
+        if dump in WAITING:
+            xfails.append(dump)
+            print(f"XFAIL {dump}: waits for {WAITING[dump]} ({e})")
+        else:
+            failures.append(f"FAIL {e}")
+    else:
+        if dump in WAITING:
+            failures.append(f"XPASS {dump}: reads as expected now; take it out of WAITING ({WAITING[dump]})")
+print("\n".join(failures))
+ropes = sum(family(w) == "rope" for w in expected.values())
+print(f"huggingface (transformers {made['transformers']}): {ropes - len(xfails)} of {ropes} transformers RoPEs read "
+      f"as expected, each meeting the fp32-angles contract, {len(xfails)} waiting (XFAIL); "
+      f"{len(expected) - ropes} ALiBi, sinusoid and T5 dumps as expected")
+sys.exit(1 if failures else 0)
 PY
-# Judged by that contract, every RoPE passes; a wrong base stated for one fails every contract.
-rm -rf "$tmp"/dumps/bloom-* "$tmp"/dumps/*-sinusoid "$tmp"/dumps/t5-*
-"$PECHECK" validate --dump "$tmp/dumps" --quiet --contract fp32-angles >"$tmp/fp32.out" ||
-  { cat "$tmp/fp32.out"; echo "FAIL: transformers' RoPE fails the fp32-angles contract"; exit 1; }
-d="$tmp/dumps/default-1e4-f32"
-/usr/bin/python3 -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['convention']={'rope_theta': 10001}; json.dump(m, open(p,'w'))" "$d/manifest.json"
+
+d="$tmp/ropes/default-1e4-f32"
+"$PECHECK_HF_PYTHON" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); m['convention']={'rope_theta': 10001}; json.dump(m, open(p,'w'))" "$d/manifest.json"
 rc=0
 "$PECHECK" validate --dump "$d" --quiet --contract fp32-angles >"$tmp/wrong.out" || rc=$?
 [ "$rc" = 1 ] && grep -qF "no contract met" "$tmp/wrong.out" ||
