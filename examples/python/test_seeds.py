@@ -17,7 +17,7 @@ def check(fn, op, convention, **kwargs):
 def test_apply_rope_agrees_only_at_small_positions():
     # Seed 002's apply_rope: interleaved, base 10000, right convention; fp32 angles and products.
     report = check(seeds.seed_apply_rope, "rope", {"rope_theta": 10000.0, "layout": "interleaved"},
-                   max_position=8191)
+                   max_position=8191, contract="exact")
     agrees = report.result("rope.agrees_with_reference")
     assert agrees.verdict == "fail" and agrees.counterexample_error_u > 2
     assert "layout=interleaved" in agrees.counterexample
@@ -40,7 +40,7 @@ def test_positional_encoding_drifts_with_position():
     # Both seeds' PositionalEncoding, max_len 5000: fp32 position * div_term.
     report = check(seeds.seed_positional_encoding, "sinusoidal",
                    {"layout": "interleaved", "frequencies": "vaswani", "base": 10000.0},
-                   max_position=seeds.SINUSOID_MAX_LEN - 1)
+                   max_position=seeds.SINUSOID_MAX_LEN - 1, contract="exact")
     agrees = report.result("sinusoidal.agrees_with_reference")
     assert agrees.verdict == "fail" and agrees.max_error_u > 10
     assert report.result("sinusoidal.bounds").verdict == "pass"
