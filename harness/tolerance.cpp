@@ -6,7 +6,6 @@ namespace pecheck::tol {
 
 namespace {
 constexpr double kU32 = 0x1p-24;
-constexpr double kU64 = 0x1p-53;
 /// u32 / u: fp32 arithmetic error expressed in units of the storage dtype.
 double fp32_in(DType t) { return kU32 / unit_roundoff(t); }
 }  // namespace
@@ -72,6 +71,13 @@ double rope_pair_contract(RopeContract c, DType t, double turned, double exponen
       return rope_pair_fp32_angles(t, turned, exponent);
   }
   return rope_pair(t);
+}
+
+std::int64_t rope_law_ceiling(RopeContract c, DType t) {
+  if (c != RopeContract::fp32_angles) return 0;
+  std::int64_t p = kMaxPosition + 1;
+  while (p > 1 && 4 * rope_pair_fp32_angles(t, static_cast<double>(p), 0) > 1 / unit_roundoff(t)) p /= 2;
+  return p;
 }
 
 double sinusoidal_entry_contract(RopeContract c, DType t, double angle, double exponent) {

@@ -15,6 +15,8 @@ namespace pecheck::tol {
 /// plus at least 1u for the angle and sin/cos: met by angles formed in double precision from a
 /// frequency good to ~16 double ulps, for every position below 2^24.
 inline constexpr double kPositionContract = 2.0;
+/// double's unit roundoff: what a sum or product formed in double (the laws' own dot products) errs by.
+inline constexpr double kU64 = 0x1p-53;
 
 /// Largest position the position contract covers.
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 24) - 1;
@@ -39,6 +41,12 @@ double rope_pair_dtype_trig(DType);
 double rope_pair_fp32_angles(DType, double turned, double exponent);
 /// The bound of `c` for a pair at those values (exact and dtype_trig ignore them).
 double rope_pair_contract(RopeContract c, DType, double turned, double exponent);
+/// The largest position (a power of two, at most kMaxPosition + 1) below which the relational laws
+/// (rope.relative, rope.composition, rope.offset_invariance) are judged under contract c: there
+/// the four calls' bounds on the fastest pair (frequency 1) stay within 1/u, so that every drawn
+/// case has a bound some output could exceed. 0: the contract's bounds do not grow with the
+/// position (exact, dtype-trig), every position is judged.
+std::int64_t rope_law_ceiling(RopeContract c, DType);
 /// The same contracts for a sinusoid table entry, in the sinusoidal.entry metric: sin and cos from
 /// fp32 stored in the dtype (dtype_trig), and an angle formed in fp32 as RoPE's (fp32_angles;
 /// `angle` = |pos w_i|, `exponent` = |(2i/w) ln(base)|). docs/error-model.md sinusoidal.entry.*.

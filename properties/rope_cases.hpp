@@ -100,27 +100,24 @@ inline WorstOf worst_pair_error(const RopeCase& c, DType dt, const std::vector<f
                           [&](std::size_t token) { return fmt::format("pos={}", c.positions[token]); });
 }
 
-/// Under a weaker accuracy contract (RunParams::rope_contract: dtype-trig, fp32-angles) each pair
-/// has its own bound, growing with the angle it turns (harness/tolerance.hpp): the case reports the
-/// pair that comes closest to its bound, its error and that bound. `position(token, pair)` is the
-/// position the pair turns by (one per token for RoPE; the pair's axis's for M-RoPE).
-template <class Position>
-Outcome under_contract(tol::RopeContract contract, DType dt, const RopeSpec& s, int heads, const std::vector<float>& x,
-                       const std::vector<float>& y, const std::vector<double>& exact, double gain, Position position) {
+/// The pair of a vs b (tokens, heads, head_dim; doubles) that comes closest to its own bound:
+/// `bound_of(token, pair)` in u, `label(token, pair, bound)` renders where it sits. The case reports
+/// that pair's error and bound; a changed pass-through dim is the worst (+inf).
+template <class BoundOf, class Label>
+Outcome against_pair_bounds(const RopeSpec& s, int heads, DType dt, const std::vector<float>& x,
+                            const std::vector<double>& a, const std::vector<double>& b, double gain, BoundOf bound_of,
+                            Label label) {
   Outcome o;
-  const measure::ContractBounds bounds(dt, s);
   WorstOf worst;  // of error / bound
-  double error = 0, bound = tol::rope_pair_contract(contract, dt, 0, 0);
-  const std::vector<double> got(y.begin(), y.end());
+  double error = 0, bound = bound_of(std::size_t{0}, 0);
   measure::rope_errors(
-      s, heads, dt, x, got, exact, gain,
+      s, heads, dt, x, a, b, gain,
       [&](const measure::PairError& e) {
-        const std::int64_t pos = position(e.token, e.pair);
-        const double b = bounds.at(contract, e.pair, pos);
-        worst.offer(e.error_u / b, [&] {
-          error = e.error_u, bound = b;
-          return fmt::format("token {} head {} pair {} (dims {},{}) pos={}, the {} contract's bound there {:.4g} u",
-                             e.token, e.head, e.pair, e.i, e.j, pos, tol::contract_name(contract), b);
+        const double pb = bound_of(e.token, e.pair);
+        worst.offer(e.error_u / pb, [&] {
+          error = e.error_u, bound = pb;
+          return fmt::format("token {} head {} pair {} (dims {},{}) {}", e.token, e.head, e.pair, e.i, e.j,
+                             label(e.token, e.pair, pb));
         });
       },
       [&](const measure::ChangedPassThrough& p) {
@@ -132,6 +129,23 @@ Outcome under_contract(tol::RopeContract contract, DType dt, const RopeSpec& s, 
       });
   o.error_u = error, o.bound_u = bound, o.where = worst.where;
   return o;
+}
+
+/// Under a weaker accuracy contract (RunParams::rope_contract: dtype-trig, fp32-angles) each pair
+/// has its own bound, growing with the angle it turns (harness/tolerance.hpp): the case reports the
+/// pair that comes closest to its bound, its error and that bound. `position(token, pair)` is the
+/// position the pair turns by (one per token for RoPE; the pair's axis's for M-RoPE).
+template <class Position>
+Outcome under_contract(tol::RopeContract contract, DType dt, const RopeSpec& s, int heads, const std::vector<float>& x,
+                       const std::vector<float>& y, const std::vector<double>& exact, double gain, Position position) {
+  const measure::ContractBounds bounds(dt, s);
+  return against_pair_bounds(
+      s, heads, dt, x, std::vector<double>(y.begin(), y.end()), exact, gain,
+      [&](std::size_t token, int pair) { return bounds.at(contract, pair, position(token, pair)); },
+      [&](std::size_t token, int pair, double b) {
+        return fmt::format("pos={}, the {} contract's bound there {:.4g} u", position(token, pair),
+                           tol::contract_name(contract), b);
+      });
 }
 
 inline std::vector<double> as_double(const std::vector<float>& x, double times = 1.0) {

@@ -5,6 +5,7 @@
 #include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
+#include "properties/rope_contract_laws.hpp"
 
 namespace pecheck::props {
 
@@ -29,7 +30,7 @@ double dot(const float* a, const float* b, std::size_t d) {
   return acc;
 }
 
-Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params) {
   // t = 0 compares each call with itself.
   Outcome o{.bound_u = tol::rope_relative(dt, c.spec.head_dim), .trivial = c.positions.back() == 0};
   RopeCase seq = c;
@@ -45,18 +46,32 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   if (!o.failure.empty()) return o;
   const std::size_t d = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.heads);
   const double m = c.spec.magnitude();  // YaRN scales each rotated vector by m
-  WorstOf worst;
+  const bool exact = params.rope_contract == tol::RopeContract::exact;
+  const measure::ContractBounds bounds(dt, c.spec);
+  // Exact: one bound for every score. Under a weaker contract each score pair has its own (the
+  // four calls' bounds at their positions): the case reports the score closest to its bound.
+  WorstOf worst;  // of error / bound
+  double error = 0, bound = o.bound_u, least = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < seq.positions.size(); ++i)
     for (std::size_t j = 0; j < seq.positions.size(); ++j)
       for (std::size_t h = 0; h < H; ++h) {
         const std::size_t a = (i * H + h) * d, b = (j * H + h) * d;
         const double s0 = dot(&q0[a], &k0[b], d), st = dot(&qt[a], &kt[b], d);
         const double scale = m * m * std::sqrt(dot(&q[a], &q[a], d) * dot(&k[b], &k[b], d));
-        worst.offer(std::fabs(s0 - st) / (unit_roundoff(dt) * scale), [&] {
+        const double e = std::fabs(s0 - st) / (unit_roundoff(dt) * scale);
+        const double bd = exact ? o.bound_u
+                                : two_scores_contract_bound(params.rope_contract, dt, c.spec, bounds, &q[a], &k[b],
+                                                            seq.positions[i], seq.positions[j], shifted[i], shifted[j]);
+        least = std::min(least, bd);
+        worst.offer(e / bd, [&] {
+          error = e, bound = bd;
           return fmt::format("head {} score({}, {}) = {:.9g} at offset 0, {:.9g} at offset {}", h, i, j, s0, st, t);
         });
       }
-  return worst.store(o);
+  o.error_u = error, o.bound_u = bound, o.where = worst.where;
+  // Where every score's bound is past any two unit scores' distance, nothing could have failed.
+  o.trivial = o.trivial || (!exact && least >= 2 / unit_roundoff(dt));
+  return o;
 }
 
 }  // namespace
