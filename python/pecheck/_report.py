@@ -2,7 +2,9 @@
 Report that knows whether the function passed and how to say why not."""
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Mapping, Optional
+
+from ._contracts import ContractVerdict
 
 
 @dataclass(frozen=True)
@@ -57,11 +59,22 @@ class Report:
     seed: int
     cases: int
     results: tuple
+    # Per dtype, for the operations a contract governs (rope, mrope, sinusoidal) with a convention
+    # stated: the strongest contract met and where each stricter one first failed (_contracts.py).
+    contracts: Mapping[str, ContractVerdict] = field(default_factory=dict)
 
     @property
     def ok(self):
-        """No property failed or crashed (skips are not failures)."""
+        """No property failed or crashed (skips are not failures). Where a contract governs the
+        operation, every law was judged under the contract met (`contracts`): ok means the function
+        meets that named contract, and agreement fails where it meets none."""
         return all(r.ok for r in self.results)
+
+    def contract(self, dtype="f32"):
+        """The strongest contract `dtype` meets ("exact", "dtype-trig", "fp32-angles"), None if none."""
+        if dtype not in self.contracts:
+            raise KeyError(f"no contract verdict for {dtype} (the operation has none, or it was not run)")
+        return self.contracts[dtype].met
 
     @property
     def failures(self):
@@ -75,6 +88,8 @@ class Report:
 
     def summary(self):
         rows = [f"pecheck: {self.function} as {self.op}, seed {self.seed}, {self.cases} cases per property"]
+        for dtype, verdict in self.contracts.items():
+            rows.append(f"  {dtype}: {verdict.describe()}")
         for r in self.results:
             worst = "-" if r.max_error_u is None else f"{r.max_error_u:.3g}"
             bound = "-" if r.bound_u is None else f"{r.bound_u:.3g}"

@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -76,7 +77,7 @@ ForkHooks python_fork_hooks() {
 std::string run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
                 const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
                 std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
-                const std::string& contract) {
+                const std::string& contract, const std::vector<std::string>& skip_ids) {
   const Op op = op_named(op_text);
   const Mode mode = mode_named(mode_text);
   std::vector<DType> dtypes;
@@ -108,6 +109,8 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
   for (const Property& p : property_registry()) {
     if (p.op != op || !p.matches(glob)) continue;
     any = true;
+    // Properties the caller has already run (the contract ladder's agreement): not run again.
+    if (std::find(skip_ids.begin(), skip_ids.end(), p.id) != skip_ids.end()) continue;
     for (DType dt : dtypes) {
       if (!p.applies(dt)) continue;
       PropertyResult r;
@@ -152,6 +155,11 @@ double time_rope_calls(nb::object invoke, const std::string& dtype, int tokens, 
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+/// tol::rope_law_ceiling for Python's contract ladder (0: no ceiling).
+std::int64_t rope_law_ceiling(const std::string& contract, const std::string& dtype) {
+  return tol::rope_law_ceiling(contract_named(contract), dtype_named(dtype));
+}
+
 std::string catalogue() {
   Json out = Json::array();
   for (const Property& p : property_registry()) {
@@ -176,8 +184,9 @@ NB_MODULE(_core, m) {
   m.doc() = "pecheck's catalogue against a Python callable (use pecheck.check)";
   m.def("run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
         nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
-        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"));
+        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("skip_ids"));
   m.def("catalogue", &pecheck::python::catalogue);
+  m.def("rope_law_ceiling", &pecheck::python::rope_law_ceiling, nb::arg("contract"), nb::arg("dtype"));
   m.def("time_rope_calls", &pecheck::python::time_rope_calls, nb::arg("invoke"), nb::arg("dtype"), nb::arg("tokens"),
         nb::arg("heads"), nb::arg("head_dim"), nb::arg("repeats"));
 }
