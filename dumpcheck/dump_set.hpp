@@ -20,15 +20,19 @@ struct StatedRope {
   std::optional<RopeLayout> layout;
   std::optional<int> rotary_dim;
   std::optional<double> base;  ///< "base" or HF's "rope_theta"
-  /// The scaling rule and its parameters (HF's rope_scaling, or pecheck's "linear_factor"): each
-  /// only when stated; the rest are fitted.
+  /// The scaling rule and its parameters (HF's rope_parameters or rope_scaling, or pecheck's
+  /// "linear_factor"): each only when stated; the rest are fitted. HF's proportional rope_type is
+  /// the none or linear rule with rotated_pairs.
   std::optional<RopeScalingKind> rule;
   std::optional<double> factor;
   std::optional<std::int64_t> original_max_position;
   std::optional<double> low_freq_factor, high_freq_factor;       ///< Llama 3
   std::optional<double> beta_fast, beta_slow;                    ///< YaRN
+  std::optional<bool> truncate;                                  ///< YaRN
+  std::optional<double> mscale, mscale_all_dim;                  ///< YaRN
   std::optional<std::vector<double>> short_factor, long_factor;  ///< LongRoPE: never fitted, only stated
-  std::optional<double> attention_factor;                        ///< LongRoPE's, when stated
+  std::optional<double> attention_factor;                        ///< YaRN's or LongRoPE's, when stated
+  std::optional<int> rotated_pairs;  ///< proportional: int(partial_rotary_factor head_dim // 2)
 };
 struct StatedSinusoidal {
   std::optional<SinusoidalLayout> layout;

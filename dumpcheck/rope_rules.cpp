@@ -116,7 +116,11 @@ bool same_frequencies(const Measured& m, const RopeSpec& a, const RopeSpec& b) {
 
 RuleReading read_rope_rule(const std::vector<PairFrequency>& pairs, double gain, const RopeSpec& pairing,
                            const StatedRope& stated, DType dt) {
-  Measured m{.pairs = pairs, .gain = gain, .dt = dt, .rotary_dim = pairing.rotary_dim};
+  Measured m{.pairs = pairs,
+             .gain = gain,
+             .dt = dt,
+             .rotary_dim = pairing.rotary_dim,
+             .rotated_pairs = stated.rotated_pairs.value_or(0)};
   for (const auto& p : pairs) {
     m.tol.push_back(frequency_tolerance(p, dt));
     m.sigma.push_back(p.measured() ? 8 * unit_roundoff(dt) / (p.freq * double(p.reach)) : kInf);

@@ -88,6 +88,10 @@ std::optional<RuleCandidate> yarn(const Context& c, const TwoRegimes& r) {
   RopeSpec s = c.pairing;
   s.base = r.base;
   s.scaling = {.kind = RopeScalingKind::yarn, .factor = r.factor};
+  // What the pairs cannot tell, as stated: the attention factor's source and the rounding.
+  s.scaling.truncate = c.stated.truncate.value_or(true);
+  s.scaling.attention_factor = c.stated.attention_factor.value_or(0);
+  s.scaling.mscale = c.stated.mscale.value_or(0), s.scaling.mscale_all_dim = c.stated.mscale_all_dim.value_or(0);
   std::vector<std::int64_t> lengths = {4096, 2048, 8192, 16384, 32768, 65536, 131072, 1024, 262144};
   if (c.stated.original_max_position) lengths = {*c.stated.original_max_position};
   bool found = false;
@@ -106,8 +110,10 @@ std::optional<RuleCandidate> yarn(const Context& c, const TwoRegimes& r) {
     s.scaling.original_max_position = lengths.front();
     const double l0 = double(lengths.front()), ln_b = std::log(r.base);
     auto beta_at = [&](double dim) { return l0 / kTwoPi * std::exp(-2 * dim * ln_b / d); };
-    s.scaling.beta_fast = beta_at(lo_best + 0.25);  // floor gives lo_best
-    s.scaling.beta_slow = beta_at(hi_best - 0.25);  // ceil gives hi_best
+    // floor gives lo_best and ceil hi_best; untruncated, the ends are the correction dims themselves
+    const double inside = s.scaling.truncate ? 0.25 : 0.0;
+    s.scaling.beta_fast = beta_at(lo_best + inside);
+    s.scaling.beta_slow = beta_at(hi_best - inside);
     betas = fmt::format("betas {:.4g}/{:.4g} (any giving this range)", s.scaling.beta_fast, s.scaling.beta_slow);
   }
   return score(m, s,

@@ -51,6 +51,7 @@ int informative_pairs(const Measured& m) {
 /// magnitude, for YaRN) than fitted parameters agree with it: k parameters fit k pairs by
 /// construction.
 RuleCandidate score(const Measured& m, RopeSpec s, std::string text, int free) {
+  s.scaling.rotated_pairs = m.rotated_pairs;
   RuleCandidate c{.spec = s, .gain = s.magnitude(), .text = std::move(text)};
   try {
     s.validate();

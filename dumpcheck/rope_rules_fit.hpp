@@ -27,6 +27,8 @@ struct Measured {
   double gain = 1;
   DType dt = DType::f32;
   int rotary_dim = 2;
+  /// Stated (HF's proportional rope_type): the pairs past it are still, in every candidate.
+  int rotated_pairs = 0;
   int count() const { return static_cast<int>(pairs.size()); }
   double t(int p) const { return 2.0 * p / rotary_dim; }
   double lnw(int p) const { return std::log(pairs[static_cast<std::size_t>(p)].freq); }

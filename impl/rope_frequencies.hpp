@@ -14,7 +14,8 @@
 namespace pecheck::angles {
 
 /// YaRN: weight of the unscaled frequency for pair p, 1 - clamp((p - low) / (high - low), 0, 1)
-/// with low = floor(c(beta_fast)), high = ceil(c(beta_slow)) clamped to [0, d-1].
+/// with low = floor(c(beta_fast)), high = ceil(c(beta_slow)) (c itself when truncate is false)
+/// clamped to [0, d-1].
 inline long double yarn_weight(const RopeSpec& s, int p) {
   const RopeScaling& sc = s.scaling;
   const long double d = s.rotary_dim, two_pi = 2 * std::numbers::pi_v<long double>;
@@ -22,15 +23,18 @@ inline long double yarn_weight(const RopeSpec& s, int p) {
     return d * std::log(static_cast<long double>(sc.original_max_position) / (rotations * two_pi)) /
            (2 * std::log(static_cast<long double>(s.base)));
   };
-  const long double low = std::max(std::floor(correction(sc.beta_fast)), 0.0L);
-  long double high = std::min(std::ceil(correction(sc.beta_slow)), d - 1);
+  long double low = correction(sc.beta_fast), high = correction(sc.beta_slow);
+  if (sc.truncate) low = std::floor(low), high = std::ceil(high);
+  low = std::max(low, 0.0L), high = std::min(high, d - 1);
   if (low == high) high += 0.001L;
   return 1 - std::clamp((p - low) / (high - low), 0.0L, 1.0L);
 }
 
-/// inv_freq of pair p under the scaling rule, to ~2^-60 relative.
+/// inv_freq of pair p under the scaling rule, to ~2^-60 relative; 0 past rotated_pairs (HF's
+/// proportional rope_type: those pairs stay still).
 inline long double scaled_inv_freq(const RopeSpec& s, int p) {
   const RopeScaling& sc = s.scaling;
+  if (sc.rotated_pairs != 0 && p >= sc.rotated_pairs) return 0;
   const long double d = s.rotary_dim, base = s.base, factor = sc.factor;
   const long double exponent = -2.0L * p / d;
   const long double theta = std::pow(base, exponent);

@@ -1,5 +1,6 @@
 // Exact inverse frequencies of RoPE under every scaling rule (linear, NTK, dynamic NTK, YaRN,
-// Llama 3, LongRoPE), written from the papers' and HF's formulas, evaluated in Real.
+// Llama 3, LongRoPE, HF's proportional), written from the papers' and HF's formulas, evaluated in
+// Real.
 #pragma once
 
 #include <algorithm>
@@ -32,15 +33,17 @@ Real yarn_correction_dim(double rotations, int d, double base, std::int64_t orig
 }
 
 /// YaRN's blend weight of the unscaled frequency for pair p: 1 below the fast correction dim,
-/// 0 above the slow one, linear between (HF find_correction_range with truncation, linear_ramp).
+/// 0 above the slow one, linear between (HF find_correction_range, with floor and ceil of the two
+/// dims unless truncate is false, then linear_ramp_factor).
 template <class Real>
 Real yarn_extrapolation_weight(const RopeSpec& s, int p) {
   using std::ceil;
   using std::floor;
   const RopeScaling& sc = s.scaling;
   const int d = s.rotary_dim;
-  Real low = floor(yarn_correction_dim<Real>(sc.beta_fast, d, s.base, sc.original_max_position));
-  Real high = ceil(yarn_correction_dim<Real>(sc.beta_slow, d, s.base, sc.original_max_position));
+  Real low = yarn_correction_dim<Real>(sc.beta_fast, d, s.base, sc.original_max_position);
+  Real high = yarn_correction_dim<Real>(sc.beta_slow, d, s.base, sc.original_max_position);
+  if (sc.truncate) low = floor(low), high = ceil(high);
   if (low < 0) low = 0;
   if (high > Real(d - 1)) high = Real(d - 1);
   if (low == high) high += Real(1) / 1000;
@@ -50,11 +53,13 @@ Real yarn_extrapolation_weight(const RopeSpec& s, int p) {
   return 1 - ramp;
 }
 
-/// The inverse frequency of pair p (0 <= p < rotary_dim / 2) under the spec's scaling rule.
+/// The inverse frequency of pair p (0 <= p < rotary_dim / 2) under the spec's scaling rule: 0 for
+/// the pairs past rotated_pairs (HF's proportional rope_type keeps them still).
 template <class Real>
 Real rope_inv_freq(const RopeSpec& s, int p) {
   using std::log;
   const RopeScaling& sc = s.scaling;
+  if (sc.rotated_pairs != 0 && p >= sc.rotated_pairs) return Real(0);
   const int d = s.rotary_dim;
   const Real factor(sc.factor);
   const Real theta = frequency<Real>(p, d, s.base);
@@ -89,14 +94,28 @@ Real rope_inv_freq(const RopeSpec& s, int p) {
   return theta;
 }
 
-/// The attention factor on cos and sin, in Real: YaRN's 0.1 ln(s) + 1 (s > 1); LongRoPE's stated
-/// one, else sqrt(1 + ln s / ln L0) (s > 1); 1 otherwise.
+/// HF's get_mscale(s, m) in Real: 0.1 m ln s + 1 for s > 1, else 1.
+template <class Real>
+Real yarn_mscale(double factor, double m) {
+  using std::log;
+  if (factor <= 1.0) return Real(1);
+  return Real(m) / 10 * log(Real(factor)) + 1;
+}
+
+/// The attention factor on cos and sin, in Real: YaRN's stated one, else get_mscale(s, mscale) /
+/// get_mscale(s, mscale_all_dim) when both are stated, else 0.1 ln(s) + 1 (s > 1); LongRoPE's
+/// stated one, else sqrt(1 + ln s / ln L0) (s > 1); 1 otherwise.
 template <class Real>
 Real rope_magnitude(const RopeSpec& s) {
   using std::log;
   using std::sqrt;
   const RopeScaling& sc = s.scaling;
-  if (sc.kind == RopeScalingKind::yarn && sc.factor > 1.0) return Real(1) / 10 * log(Real(sc.factor)) + 1;
+  if (sc.kind == RopeScalingKind::yarn) {
+    if (sc.attention_factor > 0) return Real(sc.attention_factor);
+    if (!sc.yarn_default_attention())
+      return yarn_mscale<Real>(sc.factor, sc.mscale) / yarn_mscale<Real>(sc.factor, sc.mscale_all_dim);
+    return yarn_mscale<Real>(sc.factor, 1.0);
+  }
   if (sc.kind == RopeScalingKind::longrope) {
     if (sc.attention_factor > 0) return Real(sc.attention_factor);
     if (sc.factor > 1.0)

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "spec/rope_scaling.hpp"
+
 namespace pecheck {
 
 /// Where a sinusoid's sin and cos of one frequency live in the row.
@@ -33,9 +35,6 @@ inline std::string_view layout_name(SinusoidalLayout l) {
 inline std::string_view layout_name(RopeLayout l) {
   return l == RopeLayout::interleaved ? "interleaved" : "half_split";
 }
-
-/// Shortest text that reads back as the same double ("10000", "5e+05", "0.5").
-inline std::string short_number(double x) { return fmt::format("{}", x); }
 
 /// The frequency of pair i of a sinusoid of width d.
 enum class SinusoidalFrequencies {
@@ -84,137 +83,9 @@ struct LearnedSpec {
   std::string describe() const { return fmt::format("learned(max_len={},d={})", max_len, d_model); }
 };
 
-/// How a RoPE model stretches its frequencies past the context it was trained on.
-enum class RopeScalingKind {
-  none,         ///< inv_freq_i = base^(-2i/d)
-  linear,       ///< position interpolation: inv_freq_i / factor (R^lin_m = R_(m/factor))
-  ntk,          ///< "NTK-aware": base' = base * factor^(d/(d-2))
-  dynamic_ntk,  ///< base' = base * (factor L / L0 - (factor - 1))^(d/(d-2)) when L > L0 (HF "dynamic")
-  yarn,         ///< per-pair ramp between inv_freq and inv_freq/factor, outputs times 0.1 ln(factor) + 1
-  llama3,       ///< Llama 3.1: inv_freq/factor for long wavelengths, unchanged for short, smooth between
-  longrope,     ///< LongRoPE (Phi-3): inv_freq_i / ext_i, ext the short or long per-pair factors, outputs times
-                ///< the attention factor
-};
-
-inline std::string_view scaling_name(RopeScalingKind k) {
-  switch (k) {
-    case RopeScalingKind::none:
-      return "none";
-    case RopeScalingKind::linear:
-      return "linear";
-    case RopeScalingKind::ntk:
-      return "ntk";
-    case RopeScalingKind::dynamic_ntk:
-      return "dynamic_ntk";
-    case RopeScalingKind::yarn:
-      return "yarn";
-    case RopeScalingKind::llama3:
-      return "llama3";
-    case RopeScalingKind::longrope:
-      return "longrope";
-  }
-  return "?";
-}
-
-/// The parameters of a RoPE scaling rule, named as in HF's `rope_scaling` config (d is rotary_dim).
-struct RopeScaling {
-  RopeScalingKind kind = RopeScalingKind::none;
-  double factor = 1.0;
-  std::int64_t original_max_position = 4096;  ///< L0: dynamic_ntk, yarn, llama3, longrope
-  std::int64_t seq_len = 1;  ///< L: the length the call stands for (HF: max(position_ids) + 1); dynamic_ntk, longrope
-  double beta_fast = 32.0, beta_slow = 1.0;              ///< yarn correction range, in rotations
-  double low_freq_factor = 1.0, high_freq_factor = 4.0;  ///< llama3
-  /// longrope: per-pair divisors of inv_freq, rotary_dim / 2 each; the long ones apply when L > L0.
-  /// `factor` is HF's max_position_embeddings / original_max_position_embeddings.
-  std::vector<double> short_factor{}, long_factor{};
-  double attention_factor = 0;  ///< longrope: multiplies cos and sin; 0 = HF's default (see magnitude())
-
-  void validate(int rotary_dim) const {
-    if (kind == RopeScalingKind::none) return;
-    if (!(std::isfinite(factor) && factor >= 1.0))
-      throw std::invalid_argument(
-          fmt::format("RoPE {} scaling needs a finite factor >= 1, got {}", scaling_name(kind), factor));
-    if (original_max_position <= 0)
-      throw std::invalid_argument(fmt::format("RoPE original_max_position must be > 0, got {}", original_max_position));
-    if ((kind == RopeScalingKind::ntk || kind == RopeScalingKind::dynamic_ntk) && rotary_dim < 4)
-      throw std::invalid_argument(fmt::format("NTK scaling needs rotary_dim >= 4 (d/(d-2)), got {}", rotary_dim));
-    if (kind == RopeScalingKind::dynamic_ntk && seq_len <= 0)
-      throw std::invalid_argument(fmt::format("dynamic NTK needs seq_len > 0, got {}", seq_len));
-    if (kind == RopeScalingKind::yarn && !(beta_fast > beta_slow && beta_slow > 0))
-      throw std::invalid_argument(
-          fmt::format("YaRN needs beta_fast > beta_slow > 0, got {} and {}", beta_fast, beta_slow));
-    if (kind == RopeScalingKind::llama3 && !(high_freq_factor > low_freq_factor && low_freq_factor > 0))
-      throw std::invalid_argument(
-          fmt::format("Llama 3 scaling needs high_freq_factor > low_freq_factor > 0, got {} and {}", high_freq_factor,
-                      low_freq_factor));
-    if (kind == RopeScalingKind::longrope) validate_longrope(rotary_dim);
-  }
-  /// The per-pair divisors LongRoPE applies to this call: long_factor when L > L0, else short_factor.
-  const std::vector<double>& longrope_factors() const {
-    return seq_len > original_max_position ? long_factor : short_factor;
-  }
-  /// The attention factor that multiplies cos and sin (HF `attention_scaling`): YaRN's
-  /// 0.1 ln s + 1 (s > 1); LongRoPE's stated one, or by default sqrt(1 + ln s / ln L0) (s > 1);
-  /// 1 for the other rules.
-  double magnitude() const {
-    if (kind == RopeScalingKind::yarn && factor > 1.0) return 0.1 * std::log(factor) + 1.0;
-    if (kind == RopeScalingKind::longrope) {
-      if (attention_factor > 0) return attention_factor;
-      if (factor > 1.0) return std::sqrt(1.0 + std::log(factor) / std::log(static_cast<double>(original_max_position)));
-    }
-    return 1.0;
-  }
-  bool operator==(const RopeScaling&) const = default;
-  std::string describe() const {
-    switch (kind) {
-      case RopeScalingKind::none:
-        return "";
-      case RopeScalingKind::linear:
-      case RopeScalingKind::ntk:
-        return fmt::format(",{}(s={})", scaling_name(kind), short_number(factor));
-      case RopeScalingKind::dynamic_ntk:
-        return fmt::format(",dynamic_ntk(s={},L0={},L={})", short_number(factor), original_max_position, seq_len);
-      case RopeScalingKind::yarn:
-        return fmt::format(",yarn(s={},L0={},beta={}/{})", short_number(factor), original_max_position,
-                           short_number(beta_fast), short_number(beta_slow));
-      case RopeScalingKind::llama3:
-        return fmt::format(",llama3(s={},L0={},lo={},hi={})", short_number(factor), original_max_position,
-                           short_number(low_freq_factor), short_number(high_freq_factor));
-      case RopeScalingKind::longrope: {
-        const std::vector<double>& ext = longrope_factors();
-        double lo = ext.empty() ? 0 : ext.front(), hi = lo;
-        for (double e : ext) lo = std::min(lo, e), hi = std::max(hi, e);
-        return fmt::format(",longrope(s={},L0={},L={},{}=[{}..{}],a={:.6g})", short_number(factor),
-                           original_max_position, seq_len, seq_len > original_max_position ? "long" : "short",
-                           short_number(lo), short_number(hi), magnitude());
-      }
-    }
-    return "";
-  }
-
- private:
-  void validate_longrope(int rotary_dim) const {
-    if (original_max_position < 2)
-      throw std::invalid_argument(
-          fmt::format("LongRoPE needs original_max_position >= 2, got {}", original_max_position));
-    if (seq_len <= 0) throw std::invalid_argument(fmt::format("LongRoPE needs seq_len > 0, got {}", seq_len));
-    if (!(std::isfinite(attention_factor) && attention_factor >= 0))
-      throw std::invalid_argument(
-          fmt::format("LongRoPE attention_factor must be finite and >= 0, got {}", attention_factor));
-    for (const auto* list : {&short_factor, &long_factor}) {
-      const char* name = list == &short_factor ? "short_factor" : "long_factor";
-      if (list->size() != static_cast<std::size_t>(rotary_dim / 2))
-        throw std::invalid_argument(
-            fmt::format("LongRoPE {} needs rotary_dim / 2 = {} entries, got {}", name, rotary_dim / 2, list->size()));
-      for (double e : *list)
-        if (!(std::isfinite(e) && e > 0))
-          throw std::invalid_argument(fmt::format("LongRoPE {} entries must be finite and > 0, got {}", name, e));
-    }
-  }
-};
-
 /// Rotation of the first rotary_dim dims of each head by angles pos * inv_freq_i, inv_freq_i =
-/// base^(-2i/rotary_dim) under the scaling rule; dims [rotary_dim, head_dim) pass through untouched.
+/// base^(-2i/rotary_dim) under the scaling rule (spec/rope_scaling.hpp); dims [rotary_dim,
+/// head_dim) pass through untouched.
 struct RopeSpec {
   int head_dim = 64;
   int rotary_dim = 64;
@@ -231,7 +102,7 @@ struct RopeSpec {
     if (!(base > 1.0)) throw std::invalid_argument(fmt::format("RoPE base must be > 1, got {}", base));
     scaling.validate(rotary_dim);
   }
-  /// |R_m x| / |x| on the rotated dims: 1, or YaRN's attention factor.
+  /// |R_m x| / |x| on the rotated dims: 1, or YaRN's or LongRoPE's attention factor.
   double magnitude() const { return scaling.magnitude(); }
   bool operator==(const RopeSpec&) const = default;
   std::string describe() const {
@@ -366,7 +237,8 @@ struct AttentionSpec {
   }
   /// Whether RoPE here is more than a full rotation at a base (partial rotary, or a scaling rule).
   bool rope_extended() const {
-    return pe == AttentionPE::rope && (rope().rotary_dim != head_dim || rope_scaling.kind != RopeScalingKind::none);
+    return pe == AttentionPE::rope && (rope().rotary_dim != head_dim || rope_scaling.kind != RopeScalingKind::none ||
+                                       rope_scaling.rotated_pairs != 0);
   }
   AlibiSpec alibi() const { return {heads, causal}; }
   ShawSpec shaw() const { return {shaw_max_distance, head_dim}; }
