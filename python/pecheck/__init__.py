@@ -14,7 +14,7 @@ import math
 import os
 import sys
 
-from ._contracts import AGREEMENT, CONTRACTS, RELATIONAL, UNDERIVED, ContractMiss, ContractVerdict, miss_of
+from ._contracts import CONTRACTS, ContractMiss, ContractVerdict, verdict_of
 from ._report import Report, Result
 
 __version__ = "0.1.0"
@@ -147,81 +147,33 @@ def check(
     invoker = Invoker(fn, framework, bool(in_place))
     name = _name_of(fn)
 
-    def run(run_dtypes, glob, judged, skip=(), ceiling=None):
-        top = max_position if ceiling is None else min(max_position or ceiling, ceiling)
-        raw = _core.run(invoker, name, full_op, mode, convention_json, list(run_dtypes), int(cases), int(seed),
-                        glob, bool(isolate), float(timeout), int(top or 0), judged, list(skip))
-        return [_result(r, lambda r: _replay(name, op, convention, framework, in_place, top, judged, seed, r))
-                for r in json.loads(raw)]
-
     sys.stdout.flush()
     sys.stderr.flush()
     global _checking
     _checking = True
     try:
-        agreement = AGREEMENT.get(full_op) if mode != "opaque" else None
-        if agreement is None:  # no contract governs this operation, or nothing is stated to agree with
-            results, verdicts = run(dtypes, properties, contract or "exact"), {}
-        else:
-            results, verdicts = _climb(run, catalogue, full_op, dtypes, properties, contract)
+        raw = json.loads(_core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed),
+                                   properties, bool(isolate), float(timeout), int(max_position or 0), contract or ""))
     finally:
         _checking = False
+
+    def replay(r, contract_used, top):
+        return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r)
+
+    results = [_result(r, replay) for r in raw["results"]]
     order = {p["id"]: i for i, p in enumerate(catalogue)}
     results.sort(key=lambda r: (order.get(r.property, len(order)), _DTYPES.index(r.dtype)))
+    verdicts = {v["dtype"]: verdict_of(v, lambda m: replay({"property": m["property"], "dtype": v["dtype"]},
+                                                            m["contract"], max_position))
+                for v in raw["contracts"]}
     return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(results), contracts=verdicts)
 
 
-def _climb(run, catalogue, op, dtypes, properties, asked):
-    """Per dtype: agreement under each contract, strongest first (only `asked` when one is named),
-    until one holds; then the rest of the catalogue under that one (under the weakest tried when none
-    holds, so that every law is judged as leniently as any contract would). Under a contract whose
-    bounds grow with the position, the laws comparing calls are drawn below its ceiling, and those
-    with no bound derived under it are not judged (a skip that says why)."""
-    from . import _core
-
-    agreement = AGREEMENT[op]
-    results, verdicts = [], {}
-    for dtype in dtypes:
-        misses, met, agree, note = [], None, [], ""
-        for contract in (asked,) if asked else CONTRACTS:
-            agree = run((dtype,), agreement, contract)
-            if any(r.verdict == "skip" for r in agree):  # declined or not applicable: no contract judged
-                note = f"{agreement} did not run: {agree[0].message}"
-                break
-            if all(r.verdict == "pass" for r in agree):
-                met = contract
-                break
-            misses.append(miss_of(contract, agree[0]))
-        judged = met or (asked or CONTRACTS[-1])
-        if fnmatch.fnmatchcase(agreement, properties):
-            results += agree
-        relational = [p for p in RELATIONAL.get(op, ()) if fnmatch.fnmatchcase(p, properties)]
-        underived = [p for p in UNDERIVED.get(op, ()) if fnmatch.fnmatchcase(p, properties)]
-        ceiling = _core.rope_law_ceiling(judged, dtype) or None
-        apart = [agreement] + (relational if ceiling else []) + (underived if judged != "exact" else [])
-        results += run((dtype,), properties, judged, skip=apart)
-        if ceiling:
-            for law in relational:
-                results += run((dtype,), law, judged, ceiling=ceiling)
-        if judged != "exact":
-            results += [_not_judged(p, dtype, judged, catalogue) for p in underived]
-        verdicts[dtype] = ContractVerdict(dtype=dtype, met=met, asked=asked, misses=tuple(misses),
-                                          laws_below=ceiling if relational else None, note=note)
-    return results, verdicts
-
-
-def _not_judged(law, dtype, contract, catalogue):
-    entry = next(p for p in catalogue if p["id"] == law)
-    return Result(property=law, dtype=dtype, verdict="skip", cases=0, nontrivial_cases=0, max_error_u=None,
-                  bound_u=None, direction="at_most", property_seed=0, statement=entry["statement"],
-                  doc=entry["doc"], seconds=0.0,
-                  message=f"not judged: {law} has no bound derived under the {contract} contract yet "
-                          f"(docs/error-model.md); the exact contract's would fail a correct {contract} encoder")
-
-
 def _result(r, replay):
-    """One row of _core's JSON as a Result: the replay line for a failure, infinities restored."""
-    r["replay"] = replay(r) if r["verdict"] in ("fail", "crash") else ""
+    """One row of _core's JSON as a Result: the replay line for a failure (under the contract and
+    position ceiling the row ran with), infinities restored."""
+    contract_used, top = r.pop("contract", "exact") or "exact", r.pop("max_position", 0)
+    r["replay"] = replay(r, contract_used, top) if r["verdict"] in ("fail", "crash") else ""
     r["other_rules"] = tuple(r.get("other_rules", ()))
     # JSON has no infinity: null is an infinite measurement (a NaN where none belonged, a changed
     # pass-through dim); a skip measured nothing and keeps None.

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/contract_ladder.hpp"
 #include "harness/isolation.hpp"
 #include "harness/result_json.hpp"
 #include "harness/tolerance.hpp"
@@ -39,12 +40,6 @@ DType dtype_named(const std::string& name) {
   for (DType dt : kAllDTypes)
     if (dtype_name(dt) == name) return dt;
   throw std::invalid_argument("dtypes: unknown dtype '" + name + "' (f32, bf16, f16)");
-}
-
-tol::RopeContract contract_named(const std::string& name) {
-  for (auto c : {tol::RopeContract::exact, tol::RopeContract::dtype_trig, tol::RopeContract::fp32_angles})
-    if (tol::contract_name(c) == name) return c;
-  throw std::invalid_argument("contract: '" + name + "' is not exact, dtype-trig or fp32-angles");
 }
 
 /// How the function relates to the conventions of its operation.
@@ -74,10 +69,13 @@ ForkHooks python_fork_hooks() {
           .after_in_child = [] { PyOS_AfterFork_Child(); }};
 }
 
+/// The catalogue of `op` against a Python function; JSON {"results": [...], "contracts": [...]}.
+/// contract: a name, or empty: where a contract governs op (contract_agreement_id) and a convention
+/// is stated, the ladder finds the strongest met per dtype (harness/contract_ladder.hpp).
 std::string run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
                 const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
                 std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
-                const std::string& contract, const std::vector<std::string>& skip_ids) {
+                const std::string& contract) {
   const Op op = op_named(op_text);
   const Mode mode = mode_named(mode_text);
   std::vector<DType> dtypes;
@@ -87,8 +85,10 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
   if (!(timeout_s > 0)) throw std::invalid_argument("timeout: must be > 0");
   if (max_position != 0 && (max_position < 1 || max_position > tol::kMaxPosition))
     throw std::invalid_argument("max_position: must be in [1, 2^24 - 1] (or None)");
+  const std::optional<tol::RopeContract> asked =
+      contract.empty() ? std::nullopt : std::optional(pecheck::contract_named(contract));
   RunParams params{.seed = seed, .cases = cases, .per_rule = true, .max_position = max_position};
-  params.rope_contract = contract_named(contract);
+  params.rope_contract = asked.value_or(tol::RopeContract::exact);
   if (mode == Mode::pinned) {
     Json c;
     try {
@@ -104,35 +104,66 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
                           return Availability{true, ""};
                         },
                         [subject] { return std::make_unique<PythonEncoder>(subject); }};
-  Json out = Json::array();
-  bool any = false;
+  auto run_one = [&](const Property& p, DType dt, const RunParams& rp) {
+    PropertyResult r;
+    const auto start = std::chrono::steady_clock::now();
+    if (isolate) {
+      r = run_isolated(p, backend, dt, rp, {.timeout_s = timeout_s, .hooks = python_fork_hooks()});
+    } else {
+      PythonEncoder encoder(subject);
+      r = p.run(encoder, dt, rp);
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+  std::vector<const Property*> selected;
+  const Property* agreement = nullptr;
   for (const Property& p : property_registry()) {
-    if (p.op != op || !p.matches(glob)) continue;
-    any = true;
-    // Properties the caller has already run (the contract ladder's agreement): not run again.
-    if (std::find(skip_ids.begin(), skip_ids.end(), p.id) != skip_ids.end()) continue;
-    for (DType dt : dtypes) {
-      if (!p.applies(dt)) continue;
+    if (p.op != op) continue;
+    if (p.id == contract_agreement_id(op) && mode != Mode::opaque) agreement = &p;
+    if (p.matches(glob)) selected.push_back(&p);
+  }
+  if (selected.empty()) throw std::invalid_argument("properties: '" + glob + "' matches no property of " + op_text);
+  Json results = Json::array(), verdicts = Json::array();
+  for (DType dt : dtypes) {
+    // The contract ladder first (its agreement result is the row, where the glob selects it).
+    std::optional<ContractVerdict> verdict;
+    PropertyResult decided;
+    if (agreement && agreement->applies(dt)) {
+      verdict = climb_contracts(
+          op, dt, asked,
+          [&](tol::RopeContract c) {
+            RunParams rp = params;
+            rp.rope_contract = c;
+            return run_one(*agreement, dt, rp);
+          },
+          decided);
+      verdicts.push_back(verdict->json());
+    }
+    for (const Property* p : selected) {
+      if (!p->applies(dt)) continue;
       PropertyResult r;
-      if (auto why = skip_reason(p, mode, params.pins.get(), name)) {
-        r = skipped_result(p, name, dt, seed, *why);
+      std::string why;
+      std::optional<RunParams> rp = verdict ? params_under(*p, *verdict, params, why) : std::optional(params);
+      if (p == agreement && verdict) {
+        r = decided;
+      } else if (auto skip = skip_reason(*p, mode, params.pins.get(), name)) {
+        r = skipped_result(*p, name, dt, seed, *skip);
+      } else if (!rp) {
+        r = skipped_result(*p, name, dt, seed, why);
       } else {
-        const auto start = std::chrono::steady_clock::now();
-        if (isolate) {
-          r = run_isolated(p, backend, dt, params, {.timeout_s = timeout_s, .hooks = python_fork_hooks()});
-        } else {
-          PythonEncoder encoder(subject);
-          r = p.run(encoder, dt, params);
-        }
-        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        r = run_one(*p, dt, *rp);
       }
-      Json row = result_json(r, p.direction);
-      row.update({{"statement", p.statement}, {"doc", p.doc}, {"seconds", r.seconds}});
-      out.push_back(std::move(row));
+      Json row = result_json(r, p->direction);
+      row.update({{"statement", p->statement},
+                  {"doc", p->doc},
+                  {"seconds", r.seconds},
+                  {"contract", rp ? tol::contract_name(rp->rope_contract) : ""},
+                  {"max_position", rp ? rp->max_position : max_position}});
+      results.push_back(std::move(row));
     }
   }
-  if (!any) throw std::invalid_argument("properties: '" + glob + "' matches no property of " + op_text);
-  return out.dump();
+  return Json{{"results", results}, {"contracts", verdicts}}.dump();
 }
 
 /// For python/bench/overhead.py: `repeats` RoPE calls of (tokens, heads, head_dim) through the
@@ -153,11 +184,6 @@ double time_rope_calls(nb::object invoke, const std::string& dtype, int tokens, 
     encoder.run(RopeApply{spec, dt, heads, positions, x});
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-/// tol::rope_law_ceiling for Python's contract ladder (0: no ceiling).
-std::int64_t rope_law_ceiling(const std::string& contract, const std::string& dtype) {
-  return tol::rope_law_ceiling(contract_named(contract), dtype_named(dtype));
 }
 
 std::string catalogue() {
@@ -184,9 +210,8 @@ NB_MODULE(_core, m) {
   m.doc() = "pecheck's catalogue against a Python callable (use pecheck.check)";
   m.def("run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
         nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
-        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("skip_ids"));
+        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"));
   m.def("catalogue", &pecheck::python::catalogue);
-  m.def("rope_law_ceiling", &pecheck::python::rope_law_ceiling, nb::arg("contract"), nb::arg("dtype"));
   m.def("time_rope_calls", &pecheck::python::time_rope_calls, nb::arg("invoke"), nb::arg("dtype"), nb::arg("tokens"),
         nb::arg("heads"), nb::arg("head_dim"), nb::arg("repeats"));
 }

@@ -1,0 +1,147 @@
+#include "harness/contract_ladder.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <regex>
+#include <stdexcept>
+
+namespace pecheck {
+
+namespace {
+
+constexpr std::array kLadder = {tol::RopeContract::exact, tol::RopeContract::dtype_trig,
+                                tol::RopeContract::fp32_angles};
+
+// The laws that compare calls, whose bounds under a weaker contract add up the calls' own
+// (properties/rope_contract_laws.hpp; error-model rope.relational.contract).
+constexpr std::array<std::string_view, 3> kRelational = {"rope.relative", "rope.composition", "rope.offset_invariance"};
+// Laws that compare calls with no bound derived under a weaker contract yet: not judged under one,
+// never judged by the exact contract's bound (a correct fp32-angle encoder would fail them).
+constexpr std::array<std::string_view, 4> kUnderived = {"mrope.relative", "sinusoidal.shift_linearity",
+                                                        "sinusoidal.offset_inner_product", "sinusoidal.injectivity"};
+
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& ids, const std::string& id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+std::optional<std::int64_t> position_in(const PropertyResult& r) {
+  static const std::regex pos(R"(\bpos=(-?\d+))");
+  for (const std::string* text : {&r.message, &r.counterexample}) {
+    std::smatch m;
+    if (std::regex_search(*text, m, pos)) return std::stoll(m[1].str());
+  }
+  return std::nullopt;
+}
+
+std::string miss_text(const ContractMiss& m) {
+  const std::string where = m.position ? fmt::format(" at position {}", *m.position) : "";
+  const double e = m.result.counterexample_error_u;
+  if (std::isnan(e))
+    return fmt::format("{} fails{} ({}: {})", tol::contract_name(m.contract), where, m.result.property,
+                       m.result.message.empty() ? "no measurement" : m.result.message);
+  return fmt::format("{} fails{} ({}, {:.4g} u > {:.4g} u)", tol::contract_name(m.contract), where, m.result.property,
+                     e, m.result.bound_u);
+}
+
+}  // namespace
+
+std::string_view contract_agreement_id(Op op) {
+  switch (op) {
+    case Op::rope_apply:
+      return "rope.agrees_with_reference";
+    case Op::mrope_apply:
+      return "mrope.agrees_with_reference";
+    case Op::sinusoidal_table:
+      return "sinusoidal.agrees_with_reference";
+    default:
+      return {};
+  }
+}
+
+tol::RopeContract contract_named(const std::string& name) {
+  for (auto c : kLadder)
+    if (tol::contract_name(c) == name) return c;
+  throw std::invalid_argument(fmt::format("contract: '{}' is not exact, dtype-trig or fp32-angles", name));
+}
+
+tol::RopeContract ContractVerdict::judged() const { return met.value_or(asked.value_or(kLadder.back())); }
+
+std::int64_t ContractVerdict::laws_below() const {
+  return op == Op::rope_apply && note.empty() ? std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition) : 0;
+}
+
+std::string ContractVerdict::describe() const {
+  std::string head;
+  if (!note.empty())
+    head = fmt::format("no contract judged ({})", note);
+  else if (!met)
+    head = fmt::format("meets no named contract (tried {})",
+                       asked ? std::string(tol::contract_name(*asked)) : "exact, dtype-trig, fp32-angles");
+  else
+    head = fmt::format("meets {}", tol::contract_name(*met));
+  for (const ContractMiss& m : misses) head += "; " + miss_text(m);
+  return head;
+}
+
+nlohmann::json ContractVerdict::json() const {
+  auto name = [](std::optional<tol::RopeContract> c) {
+    return c ? nlohmann::json(std::string(tol::contract_name(*c))) : nlohmann::json();
+  };
+  nlohmann::json j = {{"dtype", dtype_name(dtype)},        {"met", name(met)}, {"asked", name(asked)},
+                      {"misses", nlohmann::json::array()}, {"note", note},     {"describe", describe()}};
+  const std::int64_t top = laws_below();
+  j["laws_below"] = top ? nlohmann::json(top) : nlohmann::json();
+  for (const ContractMiss& m : misses) {
+    const double e = m.result.counterexample_error_u;
+    j["misses"].push_back({{"contract", tol::contract_name(m.contract)},
+                           {"property", m.result.property},
+                           {"position", m.position ? nlohmann::json(*m.position) : nlohmann::json()},
+                           {"error_u", std::isnan(e) ? nlohmann::json() : nlohmann::json(e)},
+                           {"bound_u", m.result.bound_u},
+                           {"counterexample", m.result.counterexample},
+                           {"property_seed", m.result.seed}});
+  }
+  return j;
+}
+
+ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract> asked,
+                                const std::function<PropertyResult(tol::RopeContract)>& run_agreement,
+                                PropertyResult& decided) {
+  ContractVerdict v{.op = op, .dtype = dt, .asked = asked};
+  const std::vector<tol::RopeContract> tried =
+      asked ? std::vector{*asked} : std::vector<tol::RopeContract>(kLadder.begin(), kLadder.end());
+  for (tol::RopeContract c : tried) {
+    decided = run_agreement(c);
+    if (decided.verdict == Verdict::skip) {  // declined or not applicable: no contract judged
+      v.note = fmt::format("{} did not run: {}", decided.property, decided.message);
+      break;
+    }
+    if (decided.verdict == Verdict::pass) {
+      v.met = c;
+      break;
+    }
+    v.misses.push_back({c, decided, position_in(decided)});
+  }
+  return v;
+}
+
+std::optional<RunParams> params_under(const Property& p, const ContractVerdict& v, RunParams base, std::string& why) {
+  const tol::RopeContract c = v.judged();
+  base.rope_contract = c;
+  if (c != tol::RopeContract::exact && listed(kUnderived, p.id)) {
+    why = fmt::format(
+        "not judged: {} has no bound derived under the {} contract yet (docs/error-model.md); the exact contract's "
+        "would fail a correct {} encoder",
+        p.id, tol::contract_name(c), tol::contract_name(c));
+    return std::nullopt;
+  }
+  if (const std::int64_t top = v.laws_below(); top && listed(kRelational, p.id))
+    base.max_position = base.max_position ? std::min(base.max_position, top) : top;
+  return base;
+}
+
+}  // namespace pecheck

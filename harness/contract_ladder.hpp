@@ -1,0 +1,65 @@
+// The accuracy contracts an encoder meets, strongest first (exact, dtype-trig, fp32-angles), and the
+// ladder a run climbs down when none is asked for: per dtype, agreement under each contract until
+// one holds; every other law is then judged under that one, the laws comparing calls below the
+// contract's ceiling, and the laws with no bound derived under it are not judged (a skip that says
+// so). One ladder for Python functions (python/src/module.cpp) and plugins (cli/validate.cpp);
+// docs/python.md "Verdicts" and docs/plugins.md say what a user reads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/property.hpp"
+#include "harness/tolerance.hpp"
+
+namespace pecheck {
+
+/// The agreement property whose contract governs `op` (rope, mrope, the sinusoid), else empty.
+std::string_view contract_agreement_id(Op op);
+
+/// A contract's name ("exact", "dtype-trig", "fp32-angles") read back; std::invalid_argument otherwise.
+tol::RopeContract contract_named(const std::string& name);
+
+/// Where a stricter contract than the one met first failed: agreement's shrunk counterexample.
+struct ContractMiss {
+  tol::RopeContract contract;
+  PropertyResult result;                 ///< agreement's failing result under it
+  std::optional<std::int64_t> position;  ///< the position of its worst pair or entry (pos=N in its message)
+};
+
+/// One dtype's verdict on the contracts.
+struct ContractVerdict {
+  Op op = Op::rope_apply;
+  DType dtype = DType::f32;
+  std::optional<tol::RopeContract> asked;  ///< the contract the caller named (none: the ladder ran)
+  std::optional<tol::RopeContract> met;    ///< the strongest that agreement holds under
+  std::vector<ContractMiss> misses;        ///< the stricter contracts tried, each with where it failed
+  std::string note;                        ///< why no contract was judged (agreement did not run)
+
+  /// What every other law is judged under: the one met, else the one asked, else the weakest.
+  tol::RopeContract judged() const;
+  /// The ceiling of the laws comparing calls under judged() (tol::rope_law_ceiling), 0 for none
+  /// (or where op has no such law judged under a contract).
+  std::int64_t laws_below() const;
+  /// "meets fp32-angles; exact fails at position 7 (rope.agrees_with_reference, 3.1 u > 2 u); ..."
+  std::string describe() const;
+  nlohmann::json json() const;
+};
+
+/// Climbs the ladder for one dtype: `run_agreement(c)` runs agreement under contract c. The
+/// agreement result that decided it (the last one run) is left in `decided`.
+ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract> asked,
+                                const std::function<PropertyResult(tol::RopeContract)>& run_agreement,
+                                PropertyResult& decided);
+
+/// The run parameters property `p` is judged with under `v`: its contract, and, for a law that
+/// compares calls under a contract whose bounds grow with the position, its ceiling. nullopt with
+/// `why` set: not judged under v (no bound derived under that contract yet).
+std::optional<RunParams> params_under(const Property& p, const ContractVerdict& v, RunParams base, std::string& why);
+
+}  // namespace pecheck
