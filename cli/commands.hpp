@@ -50,9 +50,10 @@ struct VerifyRun {
   std::string extra_json;  ///< a JSON object whose keys --json adds at the top level (validate's profiles)
 };
 
-/// `pecheck manifest --from-hf-config FILE`: prints a dump manifest's convention from a model's
-/// config.json (cli/manifest.cpp).
-int manifest_from_hf_config(const std::string& path);
+/// `pecheck manifest --from-hf-config FILE [--layer-type NAME]`: prints a dump manifest's
+/// convention from a model's config.json, the layer type's RoPE when its rope_parameters is keyed
+/// by layer type (cli/manifest.cpp).
+int manifest_from_hf_config(const std::string& path, const std::optional<std::string>& layer_type);
 
 /// Runs the selection; throws UsageError for a bad selection. Returns the process exit status.
 int verify(VerifyOptions o);

@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
   auto* manifest_cmd = app.add_subcommand(
       "manifest", "Print a dump manifest's RoPE convention from a model's config.json (HF's vocabulary)");
   manifest_cmd->add_option("--from-hf-config", hf_config, "The model's config.json")->required();
+  std::optional<std::string> layer_type;
+  manifest_cmd->add_option("--layer-type", layer_type,
+                           "The layer type whose RoPE to print, when rope_parameters is keyed by layer type "
+                           "(full_attention, sliding_attention, ...)");
 
   bool list_json = false;
   auto* list_cmd = app.add_subcommand("list", "List the properties and the backends");
@@ -114,7 +118,7 @@ int main(int argc, char** argv) {
     }
     if (*selftest_cmd) return selftest(so);
     if (*report_cmd) return report_html(ro, html);
-    if (*manifest_cmd) return manifest_from_hf_config(hf_config);
+    if (*manifest_cmd) return manifest_from_hf_config(hf_config, layer_type);
   } catch (const UsageError& e) {
     std::cerr << "pecheck: " << e.what() << "\n";
     return 2;

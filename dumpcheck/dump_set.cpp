@@ -88,7 +88,7 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   const auto p = positions_of(pa, static_cast<std::size_t>(shared ? n : batch * n));
   for (std::int64_t b = 0; b < batch; ++b)
     for (std::int64_t t = 0; t < n; ++t) d.positions.push_back(p[static_cast<std::size_t>(shared ? t : b * n + t)]);
-  if (m.contains("convention")) d.rope = read_rope_convention(m.at("convention"), d.width, where);
+  if (m.contains("convention")) d.rope = read_rope_convention(m.at("convention"), d.width, where + ": convention");
   require_representable(d.x, d.dtype, xa.name);
   require_representable(d.y, d.dtype, ya.name);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # validate --dump reads every scaling rule, and speaks HF: golden dumps of Llama 3, YaRN, dynamic
-# NTK and linear RoPE validate with the convention stated in HF's words (rope_theta,
-# partial_rotary_factor, rope_scaling verbatim) and with it left to the fit, which must name the
+# NTK and linear RoPE validate with the convention stated in HF's words (transformers 4's
+# rope_theta, partial_rotary_factor, rope_scaling verbatim; transformers 5's rope_parameters, flat
+# and keyed by layer type) and with it left to the fit, which must name the
 # rule and its parameters (text and JSON fields); a manifest key outside the vocabulary, a rule
 # the catalogue lacks, and data the declared dtype cannot hold are one line and exit 2; in a
 # directory of dumps the others are still validated.
@@ -19,6 +20,12 @@ while read -r dtype convention want; do
   # HF's words: rope_theta for base, partial_rotary_factor for rotary_dim, head_dim.
   edit "$d" "c=m['convention']; c['rope_theta']=c.pop('base'); c['partial_rotary_factor']=c.pop('rotary_dim')/128; c['head_dim']=128"
   expect 0 "stated$n" -- "$PECHECK" validate --dump "$d" --quiet
+  # transformers 5's words: one rope_parameters dict with rope_theta and partial_rotary_factor inside.
+  edit "$d" "c=m['convention']; r=c.pop('rope_scaling', {}); r['rope_theta']=c.pop('rope_theta'); r['partial_rotary_factor']=c.pop('partial_rotary_factor'); c['rope_parameters']=r"
+  expect 0 "stated5_$n" -- "$PECHECK" validate --dump "$d" --quiet
+  # ... and keyed by layer type, layer_type naming the one the dump holds.
+  edit "$d" "c=m['convention']; c['rope_parameters']={'full_attention': c['rope_parameters'], 'sliding_attention': {'rope_theta': 10000}}; c['layer_type']='full_attention'"
+  expect 0 "keyed$n" -- "$PECHECK" validate --dump "$d" --quiet
   edit "$d" "m.pop('convention')"
   expect 0 "fit$n" -- "$PECHECK" validate --dump "$d" --quiet --json "$tmp/fit$n.json"
   grep -qF -- "$want" "$tmp/fit$n.out" || { cat "$tmp/fit$n.out"; fail "fit$n: expected '$want'"; }
@@ -72,8 +79,10 @@ malformed longl0 "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'fa
 malformed longlen "m['convention']={'rope_scaling': {'rope_type': 'su', 'factor': 4, 'short_factor': [1, 1], 'long_factor': [2], 'original_max_position_embeddings': 64}}" "short_factor has 2 entries, long_factor 1"
 malformed longdim "m['convention']={'rotary_dim': 8, 'rope_scaling': {'rope_type': 'longrope', 'factor': 4, 'short_factor': [1], 'long_factor': [2], 'original_max_position_embeddings': 64}}" "needs rotary_dim / 2 = 4 entries, got 1"
 malformed longneg "m['convention']={'rope_scaling': {'rope_type': 'longrope', 'factor': 4, 'short_factor': [1, -1], 'long_factor': [2, 2], 'original_max_position_embeddings': 64}}" "finite and > 0"
-malformed mscale "m['convention']={'rope_scaling': {'rope_type': 'yarn', 'factor': 4, 'mscale': 0.707, 'mscale_all_dim': 1}}" "YaRN attention factor"
-malformed headdim "m['convention']={'head_dim': 64}" "convention head_dim 64"
+malformed truncate "m['convention']={'rope_parameters': {'rope_type': 'linear', 'factor': 4, 'truncate': False}}" '"truncate" does not belong to rope_type "linear", which takes factor'
+malformed keyed "m['convention']={'rope_parameters': {'full_attention': {'rope_theta': 1e6}, 'sliding_attention': {'rope_theta': 1e4}}}" 'keyed by layer type (full_attention, sliding_attention): choose one with "layer_type"'
+malformed v4v5 "m['convention']={'rope_theta': 10000, 'rope_parameters': {'rope_theta': 500000}}" "convention: rope_parameters.rope_theta 500000 contradicts rope_theta 10000"
+malformed headdim "m['convention']={'head_dim': 64}" "convention: head_dim 64"
 malformed partial "m['convention']={'rotary_dim': 64, 'partial_rotary_factor': 0.25}" "contradicts partial_rotary_factor"
 malformed nofactor "m['convention']={'rope_scaling': {'rope_type': 'llama3'}}" 'needs "factor"'
 malformed notbf16 "m['arrays']['y']='y_f64.npy'" "is not a bf16 value"
@@ -102,6 +111,45 @@ grep -qF "llama3 as stated" "$tmp/hfstated.out" || { cat "$tmp/hfstated.out"; fa
 expect 0 hfphi3 -- "$PECHECK" manifest --from-hf-config "$tmp/phi3.json"
 "$py" -c "import json, sys; r = json.load(open(sys.argv[1]))['convention']['rope_scaling']
 assert r['factor'] == 32 and r['original_max_position_embeddings'] == 4096, r" "$tmp/hfphi3.out"
+# transformers 5's config.json: rope_parameters, flat or keyed by layer type (--layer-type picks one).
+"$py" - "$tmp" <<'PY'
+import json, sys
+llama = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+         "original_max_position_embeddings": 8192}
+base = {"hidden_size": 256, "num_attention_heads": 2, "max_position_embeddings": 131072}
+json.dump(dict(base, rope_parameters=llama), open(sys.argv[1] + "/v5.json", "w"))
+json.dump(dict(base, layer_types=["sliding_attention", "full_attention"],
+               rope_parameters={"full_attention": llama, "sliding_attention": {"rope_type": "default", "rope_theta": 1e4}}),
+          open(sys.argv[1] + "/v5keyed.json", "w"))
+json.dump(dict(base, rope_parameters={"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0, "truncate": False}),
+          open(sys.argv[1] + "/v5yarn.json", "w"))
+json.dump(dict(base, rope_parameters={"full_attention": {"rope_type": "yarn", "rope_theta": 1e4, "factor": 4.0, "truncate": False}}),
+          open(sys.argv[1] + "/v5yarnkeyed.json", "w"))
+PY
+for config in v5 v5keyed; do
+  layer=(); [ "$config" = v5 ] || layer=(--layer-type full_attention)
+  expect 0 "hf$config" -- "$PECHECK" manifest --from-hf-config "$tmp/$config.json" "${layer[@]}"
+  "$py" - "$tmp/hf$config.out" "$tmp/r1/manifest.json" <<'PY'
+import json, sys
+made = json.load(open(sys.argv[1]))
+m = json.load(open(sys.argv[2]))
+m["convention"] = made["convention"]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+  expect 0 "hf${config}stated" -- "$PECHECK" validate --dump "$tmp/r1" --quiet
+  grep -qF "llama3 as stated" "$tmp/hf${config}stated.out" || { cat "$tmp/hf${config}stated.out"; fail "$config: the config's convention was not used"; }
+done
+expect 2 hfnolayer -- "$PECHECK" manifest --from-hf-config "$tmp/v5keyed.json"
+one_line hfnolayer "rope_parameters is keyed by layer type (full_attention, sliding_attention): choose one with --layer-type NAME"
+expect 2 hfbadlayer -- "$PECHECK" manifest --from-hf-config "$tmp/v5keyed.json" --layer-type global
+one_line hfbadlayer "--layer-type global: $tmp/v5keyed.json's rope_parameters has the layer types full_attention, sliding_attention"
+# YaRN's L0 defaults to max_position_embeddings, as transformers 5 fills it; truncate is kept.
+expect 0 hfyarn -- "$PECHECK" manifest --from-hf-config "$tmp/v5yarn.json"
+"$py" -c "import json, sys; r = json.load(open(sys.argv[1]))['convention']['rope_parameters']
+assert r['original_max_position_embeddings'] == 131072 and r['truncate'] is False, r" "$tmp/hfyarn.out"
+# A layer type's own truncate is one transformers 5 never reads: refused, not silently changed.
+expect 2 hfyarnkeyed -- "$PECHECK" manifest --from-hf-config "$tmp/v5yarnkeyed.json" --layer-type full_attention
+one_line hfyarnkeyed "rope_parameters.full_attention.truncate is false, but transformers 5 reads truncate from the top"
 sed -i 's/"rope_type": "llama3"/"rope_type": "llama3", "finetuned": true/' "$tmp/config.json"
 expect 2 hfbad -- "$PECHECK" manifest --from-hf-config "$tmp/config.json"
 grep -qF 'unknown key "finetuned"' "$tmp/hfbad.err" || { cat "$tmp/hfbad.err"; fail "the unknown key is not named"; }

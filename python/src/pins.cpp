@@ -1,8 +1,10 @@
 #include "pins.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -59,7 +61,8 @@ void validate_pinned(const Pins& pins, Spec probe) {
 }
 
 void pin_rope(Pins& pins, const Json& c) {
-  // HF's vocabulary, read as a dump's manifest reads it; the layout is HF's rotate_half unless stated.
+  // HF's vocabulary, read as a dump's manifest reads it (transformers 5's rope_parameters, 4.x's
+  // rope_theta + rope_scaling); the layout is HF's rotate_half unless stated.
   const auto head_dim = field<int>(c, "head_dim");
   if (head_dim && (*head_dim <= 0 || *head_dim % 2))
     bad(fmt::format("head_dim must be even and > 0, got {}", *head_dim));
@@ -67,22 +70,23 @@ void pin_rope(Pins& pins, const Json& c) {
     try {
       return dumpcheck::read_rope_convention(c, hd, "convention");
     } catch (const dump::FormatError& e) {
-      throw std::invalid_argument(e.what());
+      throw std::invalid_argument(e.what());  // already "convention: ..."
     }
   };
   const dumpcheck::StatedRope first = stated(head_dim.value_or(64));
   if (first.rule == RopeScalingKind::dynamic_ntk)
-    bad("rope_type 'dynamic' rescales by each call's length (HF: max(position_ids) + 1), which a pinned spec "
-        "cannot state yet: check it with convention=None (the convention-free properties)");
-  // Nothing is fitted for a pinned function: a rule's L0 must be the one the code uses. (transformers
-  // 4.49's YaRN takes it from config.max_position_embeddings, not from rope_scaling.)
+    bad("rope_type 'dynamic' recomputes its frequencies from each call's length (transformers 5's "
+        "dynamic_rope_update: max(position_ids) + 1 past max_position_embeddings), which one pinned spec cannot "
+        "state: check it with convention=None (the convention-free properties)");
+  // Nothing is fitted for a pinned function: a rule's L0 must be stated as the code uses it.
   const bool needs_l0 = first.rule == RopeScalingKind::yarn || first.rule == RopeScalingKind::llama3 ||
                         first.rule == RopeScalingKind::longrope;
   if (needs_l0 && !first.original_max_position)
-    bad("this rope_scaling needs 'original_max_position_embeddings' (L0), stated as your code uses it: "
-        "transformers 4.49's YaRN takes it from config.max_position_embeddings");
+    bad("this rule needs 'original_max_position_embeddings' (L0) stated as your code uses it: transformers 5 "
+        "takes it from rope_parameters, filled from config.max_position_embeddings when the config has none "
+        "(transformers 4.49's YaRN always took max_position_embeddings)");
   if ((first.short_factor || first.rule == RopeScalingKind::yarn) && !head_dim && !first.rotary_dim)
-    bad("this rope_scaling needs 'head_dim' (its frequencies are sized by it)");
+    bad("this rule needs 'head_dim' (its frequencies are sized by it)");
   pins.rope = [c, head_dim, stated](RopeSpec& s) {
     if (head_dim) s.head_dim = *head_dim;
     const dumpcheck::StatedRope r = stated(s.head_dim);
@@ -155,41 +159,90 @@ void pin_t5(Pins& pins, const Json& c) {
   validate_pinned(pins, T5Spec{});
 }
 
-void pin_mrope(Pins& pins, const Json& c) {
-  // HF's Qwen2-VL vocabulary: rope_theta, head_dim, rope_scaling {"type": "mrope", "mrope_section": [t, h, w]}
-  // (or mrope_section at the top level); the assignment and layout are pecheck's names.
-  only_keys(c, {"rope_theta", "head_dim", "mrope_section", "rope_scaling", "layout", "assignment"}, Op::mrope_apply);
-  Json section = c.contains("mrope_section") ? c.at("mrope_section") : Json();
-  if (c.contains("rope_scaling")) {
-    const Json& r = c.at("rope_scaling");
-    if (!r.is_object()) bad("'rope_scaling' must be a dict");
-    for (const auto& [key, value] : r.items())
-      if (key != "type" && key != "rope_type" && key != "mrope_section")
-        bad(fmt::format("rope_scaling key '{}' is not M-RoPE's (type, rope_type, mrope_section)", key));
-    const std::string type = r.value("rope_type", r.value("type", std::string("mrope")));
-    if (type != "mrope" && type != "default")
-      bad(fmt::format("rope_scaling type '{}': M-RoPE states \"mrope\" (or \"default\", as HF rewrites it)", type));
-    if (r.contains("mrope_section")) section = r.at("mrope_section");
+/// What an M-RoPE dict states: transformers 5's rope_parameters (Qwen2-VL keeps mrope_section
+/// there, Qwen3-VL also mrope_interleaved) or 4.x's rope_scaling {"type": "mrope", ...}.
+struct MropeStatement {
+  Json section;
+  std::optional<double> theta;
+  std::optional<bool> interleaved;
+};
+
+MropeStatement read_mrope_dict(const Json& r, const std::string& name) {
+  if (!r.is_object()) bad(fmt::format("'{}' must be a dict", name));
+  const bool v5 = name == "rope_parameters";
+  std::set<std::string> known = {"type", "rope_type", "mrope_section", "mrope_interleaved"};
+  if (v5) known.insert("rope_theta");
+  for (const auto& [key, value] : r.items())
+    if (!known.contains(key)) bad(fmt::format("{} key '{}' is not M-RoPE's ({})", name, key, fmt::join(known, ", ")));
+  const std::string type = r.value("rope_type", r.value("type", std::string(v5 ? "default" : "mrope")));
+  if (type != "mrope" && type != "default")
+    bad(fmt::format("{} type '{}': M-RoPE states \"mrope\" (or \"default\", as HF rewrites it)", name, type));
+  MropeStatement m;
+  if (r.contains("mrope_section")) m.section = r.at("mrope_section");
+  if (r.contains("rope_theta")) {
+    if (!r.at("rope_theta").is_number()) bad(fmt::format("'{}.rope_theta' must be a number", name));
+    m.theta = r.at("rope_theta").get<double>();
   }
-  if (!section.is_array() || section.size() != 3)
+  if (r.contains("mrope_interleaved")) {
+    if (!r.at("mrope_interleaved").is_boolean()) bad(fmt::format("'{}.mrope_interleaved' must be true or false", name));
+    m.interleaved = r.at("mrope_interleaved").get<bool>();
+  }
+  return m;
+}
+
+/// Takes `from` (stated under from_key) into `into` (stated under into_key) unless they differ.
+template <class T>
+void agree(T& into, std::string& into_key, const T& from, const std::string& from_key, const std::string& text_from,
+           const std::string& text_into) {
+  if (into && from && !(*into == *from))
+    bad(fmt::format("{} {} contradicts {} {}", from_key, text_from, into_key, text_into));
+  if (!into && from) into = from, into_key = from_key;
+}
+
+void pin_mrope(Pins& pins, const Json& c) {
+  // HF's Qwen-VL vocabulary: rope_theta, head_dim and mrope_section at the top level, in 4.x's
+  // rope_scaling {"type": "mrope", "mrope_section": [t, h, w]}, or in transformers 5's
+  // rope_parameters (with Qwen3-VL's mrope_interleaved); the assignment and layout are pecheck's.
+  only_keys(c, {"rope_theta", "head_dim", "mrope_section", "rope_scaling", "rope_parameters", "layout", "assignment"},
+            Op::mrope_apply);
+  std::optional<Json> section;
+  std::string section_key = "mrope_section", theta_key = "rope_theta", interleaved_key = "assignment";
+  if (c.contains("mrope_section")) section = c.at("mrope_section");
+  std::optional<double> theta = field<double>(c, "rope_theta");
+  const auto assignment = named<MropeAssignment>(
+      c, "assignment", {{"sectioned", MropeAssignment::sectioned}, {"interleaved", MropeAssignment::interleaved}});
+  std::optional<bool> interleaved;
+  if (assignment) interleaved = *assignment == MropeAssignment::interleaved;
+  const auto shown = [](const auto& v) { return v ? Json(*v).dump() : std::string(); };
+  for (const char* name : {"rope_scaling", "rope_parameters"}) {
+    if (!c.contains(name) || c.at(name).is_null()) continue;
+    const MropeStatement m = read_mrope_dict(c.at(name), name);
+    const std::string at = std::string(name) + ".";
+    std::optional<Json> s;
+    if (!m.section.is_null()) s = m.section;
+    agree(section, section_key, s, at + "mrope_section", shown(s), shown(section));
+    agree(theta, theta_key, m.theta, at + "rope_theta", shown(m.theta), shown(theta));
+    const bool named_assignment = interleaved && interleaved_key == "assignment";
+    agree(interleaved, interleaved_key, m.interleaved, at + "mrope_interleaved", shown(m.interleaved),
+          named_assignment ? fmt::format("'{}'", c.at("assignment").get<std::string>()) : shown(interleaved));
+  }
+  if (!section || !section->is_array() || section->size() != 3)
     bad("M-RoPE needs 'mrope_section': three pair counts (temporal, height, width), e.g. [16, 24, 24]");
   std::array<int, 3> sections{};
   for (std::size_t i = 0; i < 3; ++i) {
-    if (!section[i].is_number_integer()) bad("'mrope_section' entries must be integers");
-    sections[i] = section[i].get<int>();
+    if (!(*section)[i].is_number_integer()) bad("'mrope_section' entries must be integers");
+    sections[i] = (*section)[i].get<int>();
   }
   const auto head_dim = field<int>(c, "head_dim");
-  const auto theta = field<double>(c, "rope_theta");
   const auto layout = named<RopeLayout>(
       c, "layout", {{"half_split", RopeLayout::half_split}, {"interleaved", RopeLayout::interleaved}});
-  const auto assignment = named<MropeAssignment>(
-      c, "assignment", {{"sectioned", MropeAssignment::sectioned}, {"interleaved", MropeAssignment::interleaved}});
+  const MropeAssignment how = interleaved.value_or(false) ? MropeAssignment::interleaved : MropeAssignment::sectioned;
   pins.mrope = [=](MropeSpec& s) {
     s.head_dim = head_dim.value_or(2 * (sections[0] + sections[1] + sections[2]));
     s.base = theta.value_or(10000.0);
     s.mrope_section = sections;
     s.layout = layout.value_or(RopeLayout::half_split);
-    s.assignment = assignment.value_or(MropeAssignment::sectioned);
+    s.assignment = how;
   };
   validate_pinned(pins, MropeSpec{});
 }
