@@ -121,7 +121,14 @@ namespace {
 
 /// The round value nearest a fit (2 significant digits), and how far the fit is from it.
 double round_value(double fitted) {
-  const double scale = std::pow(10.0, std::floor(std::log10(fitted)) - 1);
+  const double e = std::floor(std::log10(fitted)) - 1;
+  // Below 10, divide by an exact power of ten: one rounding, so 12 / 10 is the double 1.2 (12 * 0.1
+  // is not).
+  if (e < 0) {
+    const double p = std::pow(10.0, -e);
+    return std::round(fitted * p) / p;
+  }
+  const double scale = std::pow(10.0, e);
   return std::round(fitted / scale) * scale;
 }
 
@@ -154,6 +161,21 @@ RopeSpec fit_rope_pairing(const Dump& d) {
       --r;
     }
     f.spec.rotary_dim = static_cast<int>(r == 0 ? D : r + r % 2);
+    // HF's proportional rule (Gemma 4): half-split pairs (i, i + D/2) over the whole head, those
+    // from k on still. The unchanged tail is then [D/2 + k, D), and [k, D/2) is unchanged too,
+    // which no partial rotary of width D/2 + k leaves (its pairs there turn).
+    const std::size_t half = D / 2;
+    if (d.rope.layout.value_or(RopeLayout::half_split) == RopeLayout::half_split && r > half && r < D) {
+      bool still = true;
+      for (std::size_t dim = r - half; dim < half && still; ++dim)
+        for (std::size_t i = dim; i < d.x.size() && still; i += D) still = d.x[i] == d.y[i];
+      if (still) {
+        f.spec.rotary_dim = static_cast<int>(D);
+        f.spec.layout = RopeLayout::half_split;
+        f.spec.scaling.rotated_pairs = static_cast<int>(r - half);
+        return f.spec;
+      }
+    }
   }
   const std::size_t pairs = static_cast<std::size_t>(f.spec.rotary_dim / 2);
   // Layout: the pairing under which every pair keeps its norm.
@@ -211,14 +233,18 @@ RopeFit fit_rope(const Dump& d) {
   const bool base_free = pairs == 1 && !d.rope.base;
   StatedRope stated = d.rope;
   if (base_free) stated.base = 10000;
+  if (f.spec.scaling.rotated_pairs != 0) stated.rotated_pairs = f.spec.scaling.rotated_pairs;  // fitted: still pairs
   RuleReading r = read_rope_rule(freqs, gain, f.spec, stated, d.dtype);
   if (base_free) {
     const std::string stated_base = "base 10000 (stated)";
     if (const auto at = r.text.find(stated_base); at != std::string::npos)
       r.text.replace(at, stated_base.size(), "any base (one pair turns at 1/factor whatever the base)");
   }
-  const std::string pairing = fmt::format("RoPE {}, rotary_dim {} of {}{}", layout_name(f.spec.layout),
-                                          f.spec.rotary_dim, d.width, d.rope.rotary_dim ? " (stated)" : "");
+  const std::string pairing = fmt::format(
+      "RoPE {}, rotary_dim {} of {}{}{}", layout_name(f.spec.layout), f.spec.rotary_dim, d.width,
+      d.rope.rotary_dim ? " (stated)" : "",
+      stated.rotated_pairs ? fmt::format(", pairs from {} on still (HF's proportional)", *stated.rotated_pairs)
+                           : std::string());
   if (!r.spec) throw FitError(fmt::format("{}: {}", pairing, r.text), r);
   f.spec = *r.spec;
   f.reading = r;

@@ -61,6 +61,43 @@ std::optional<TwoRegimes> two_regimes(const Context& c) {
   return r;
 }
 
+namespace {
+
+std::int64_t l0_of(const RopeSpec& s) { return s.scaling.original_max_position; }
+
+/// Whether some measured pair turns at s's scaled frequency rather than at plain RoPE's of the same
+/// base: YaRN then shows itself in the frequencies, not only in the magnitude.
+bool shows_scaling(const Measured& m, const RopeSpec& s) {
+  for (int p = 0; p < m.count(); ++p)
+    if (m.measured(p) && std::fabs(std::log(ref::rope_inv_freq<double>(s, p) / theta(m, p, s.base))) >
+                             m.tol[static_cast<std::size_t>(p)])
+      return true;
+  return false;
+}
+
+/// YaRN candidate s scored with its attention factor as stated, else HF's default 0.1 ln s + 1,
+/// else, when that does not explain the rotated pairs' magnitude, one fitted to it (snapped like
+/// a base: 1.2, 1): the magnitude then confirms nothing, one more free parameter, and the
+/// frequencies alone must show YaRN (a ramp past every measured pair with a fitted factor would
+/// read plain RoPE as YaRN).
+RuleCandidate yarn_scored(const Context& c, const TwoRegimes& r, RopeSpec s, const std::string& range, int free) {
+  const auto text = [&](const RopeSpec& t, const std::string& how) {
+    return fmt::format("{}, YaRN scaling by {}, {}, attention factor {:.6g}{}",
+                       base_text(r.base, r.raw_base, c.stated.base.has_value()), short_number(r.factor), range,
+                       t.magnitude(), how);
+  };
+  const RuleCandidate as_is = score(c.m, s, text(s, ""), free);
+  const bool stated =
+      c.stated.attention_factor || (c.stated.mscale.value_or(0) != 0 && c.stated.mscale_all_dim.value_or(0) != 0);
+  if (as_is.explains || stated || !shows_scaling(c.m, s)) return as_is;
+  s.scaling.attention_factor = snap(c.m.gain, gain_tolerance(c.m.dt) / 4);
+  const RuleCandidate fitted =
+      score(c.m, s, text(s, fmt::format(" (fit {:.7g}, from the magnitude)", c.m.gain)), free + 1);
+  return fitted.explains ? fitted : as_is;
+}
+
+}  // namespace
+
 /// YaRN: the blend weight falls linearly in the pair index from 1 at `low` to 0 at `high`
 /// (integers: floor and ceil of the correction dims). Every integer range is tried.
 std::optional<RuleCandidate> yarn(const Context& c, const TwoRegimes& r) {
@@ -116,11 +153,27 @@ std::optional<RuleCandidate> yarn(const Context& c, const TwoRegimes& r) {
     s.scaling.beta_slow = beta_at(hi_best - inside);
     betas = fmt::format("betas {:.4g}/{:.4g} (any giving this range)", s.scaling.beta_fast, s.scaling.beta_slow);
   }
-  return score(m, s,
-               fmt::format("{}, YaRN scaling by {}, correction range pairs {}..{} (L0 {}, {}), attention factor {:.6g}",
-                           base_text(r.base, r.raw_base, c.stated.base.has_value()), short_number(r.factor), lo_best,
-                           hi_best, s.scaling.original_max_position, betas, s.magnitude()),
-               free);
+  const RuleCandidate truncated = yarn_scored(
+      c, r, s, fmt::format("correction range pairs {}..{} (L0 {}, {})", lo_best, hi_best, l0_of(s), betas), free);
+  if (truncated.explains || c.stated.truncate.value_or(false)) return truncated;
+  // Untruncated (HF's truncate false, gpt-oss's): the ramp's ends are the correction dims
+  // themselves, between pairs, which no integer range gives; HF's betas at the stated or a common L0.
+  for (std::int64_t l0 : lengths) {
+    RopeSpec u = s;
+    u.scaling.truncate = false;
+    u.scaling.original_max_position = l0;
+    u.scaling.beta_fast = c.stated.beta_fast.value_or(32);
+    u.scaling.beta_slow = c.stated.beta_slow.value_or(1);
+    const auto dim = [&](double beta) { return ref::yarn_correction_dim<double>(beta, d, u.base, l0); };
+    const RuleCandidate t =
+        yarn_scored(c, r, u,
+                    fmt::format("untruncated correction range {:.4g}..{:.4g} (L0 {}, beta_fast {} beta_slow {})",
+                                std::max(dim(u.scaling.beta_fast), 0.0), std::min(dim(u.scaling.beta_slow), d - 1.0),
+                                l0, short_number(u.scaling.beta_fast), short_number(u.scaling.beta_slow)),
+                    free);
+    if (t.explains) return t;
+  }
+  return truncated;
 }
 
 /// Llama 3: the blend weight is linear in theta_p between the wavelengths L0/high_freq_factor

@@ -27,7 +27,7 @@ struct Measured {
   double gain = 1;
   DType dt = DType::f32;
   int rotary_dim = 2;
-  /// Stated (HF's proportional rope_type): the pairs past it are still, in every candidate.
+  /// Stated or fitted (HF's proportional rope_type): the pairs past it are still, in every candidate.
   int rotated_pairs = 0;
   int count() const { return static_cast<int>(pairs.size()); }
   double t(int p) const { return 2.0 * p / rotary_dim; }

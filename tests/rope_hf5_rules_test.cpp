@@ -5,7 +5,7 @@
 // (the first int(f * head_dim // 2) pairs at base^(-2i/head_dim) / factor, the rest at 0). The
 // 50-digit reference (reference/rope_scaling.hpp) and the kernels' frequencies
 // (impl/rope_frequencies.hpp) must both give them; a dump made by the reference under each rule
-// reads back as that rule when the manifest states it.
+// reads back as that rule when the manifest states it, and from the data alone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -179,6 +179,35 @@ TEST(RopeHf5Rules, StatedRulesReadBackFromADump) {
   const dumpcheck::RopeFit fp = dumpcheck::fit_rope(reference_dump(p, proportional));
   EXPECT_TRUE(fp.reading.spec) << fp.text;
   EXPECT_EQ(fp.spec.describe(), p.describe()) << fp.text;
+}
+
+TEST(RopeHf5Rules, TheNewRulesReadFromTheDataAlone) {
+  const dumpcheck::StatedRope nothing{};
+  // YaRN with a stated attention factor, and DeepSeek-V3's mscale = mscale_all_dim (factor 1):
+  // the magnitude the pairs carry is the factor, fitted and snapped as a base is.
+  for (const double a : {1.2, 1.0}) {
+    RopeSpec y = yarn_spec(true);
+    y.scaling.attention_factor = a;
+    const dumpcheck::RopeFit f = dumpcheck::fit_rope(reference_dump(y, nothing));
+    ASSERT_TRUE(f.reading.spec) << f.text;
+    EXPECT_EQ(f.spec.scaling.kind, RopeScalingKind::yarn) << f.text;
+    EXPECT_EQ(f.spec.magnitude(), a) << f.text;
+    EXPECT_NE(f.text.find("from the magnitude"), std::string::npos) << f.text;
+  }
+  // YaRN untruncated: HF's betas at L0 4096 give the ramp's real ends, which no whole-pair range does.
+  const dumpcheck::RopeFit u = dumpcheck::fit_rope(reference_dump(yarn_spec(false), nothing));
+  ASSERT_TRUE(u.reading.spec) << u.text;
+  EXPECT_EQ(u.spec.describe(), yarn_spec(false).describe()) << u.text;
+  // Proportional: the still pairs (i, i + 16), i >= 4, give it away; the first four read as linear.
+  const RopeSpec p{
+      32, 32, 1e4, RopeLayout::half_split, {.kind = RopeScalingKind::linear, .factor = 2, .rotated_pairs = 4}};
+  const dumpcheck::RopeFit fp = dumpcheck::fit_rope(reference_dump(p, nothing));
+  ASSERT_TRUE(fp.reading.spec) << fp.text;
+  EXPECT_EQ(fp.spec.describe(), p.describe()) << fp.text;
+  // A partial rotary wider than half the head leaves only its tail still: not proportional.
+  const RopeSpec partial{32, 24, 1e4, RopeLayout::half_split};
+  const dumpcheck::RopeFit fr = dumpcheck::fit_rope(reference_dump(partial, nothing));
+  EXPECT_EQ(fr.spec.describe(), partial.describe()) << fr.text;
 }
 
 }  // namespace
