@@ -14,8 +14,9 @@ rule in f32 (and bf16 for the default and Llama 3), YaRN with its defaults, with
 attention factor and with DeepSeek-V3's mscale, GPT-NeoX's partial rotary, Phi-3's LongRoPE with
 both factor lists (stated in the manifest: they cannot be fitted); on 5.x also YaRN with truncate
 false (gpt-oss) and the per-layer-type configs of Gemma 3 (linear) and Gemma 4 (proportional),
-one dump per layer type. Each dump's expected reading is in expected.json beside them
-(tests/huggingface.sh); the script stops when this transformers has a rope_type with no case.
+one dump per layer type. The rules transformers 5 added also have a twin NAME-stated whose
+manifest states the config's RoPE fields. Each dump's expected reading is in expected.json beside
+them (tests/huggingface.sh); the script stops when this transformers has a rope_type with no case.
 """
 import json
 import math
@@ -41,18 +42,25 @@ from rope_modules import V5
 POSITIONS = sorted(set(range(64)) | set(range(64, 8192, 61)) | set(range(8192, 131072, 4099)) | {131071})
 
 
-def rope_dump(out, name, rope_type, encoder, dtype, made, expected, positions=POSITIONS, convention=None):
-    """made: (x, y, attention factor[, axes]) from rope_modules. expected: what pecheck must read."""
+def rope_dump(out, name, rope_type, encoder, dtype, made, expected, positions=POSITIONS, convention=None,
+              stated=None):
+    """made: (x, y, attention factor[, axes]) from rope_modules. expected: what pecheck must read.
+    stated: a convention for a twin dump NAME-stated of the same data, for the rules pecheck reads
+    only when a manifest states them."""
     x, y, attention, *axes = made
     dump_io.rope(out, name, f"HF {encoder} ({dtype})", dtype, x, y, positions, convention, *axes)
-    return {name: dict(expected, rope_type=rope_type, magnitude=attention)}
+    cases = {name: dict(expected, rope_type=rope_type, magnitude=attention)}
+    if stated is not None:
+        dump_io.rope(out, f"{name}-stated", f"HF {encoder} ({dtype}), stated", dtype, x, y, positions, stated, *axes)
+        cases[f"{name}-stated"] = cases[name]
+    return cases
 
 
-def llama(out, name, params, rope_theta, dtype, expected, **kw):
+def llama(out, name, params, rope_theta, dtype, expected, stated=False, **kw):
     rope_type = (params or {}).get("rope_type", "default")
     made = hf.llama(params, rope_theta, dtype, POSITIONS, **kw)
     return rope_dump(out, name, rope_type, f"LlamaRotaryEmbedding {rope_type} base {rope_theta:g}", dtype, made,
-                     expected)
+                     expected, stated=hf.statement(params, rope_theta) if stated else None)
 
 
 def yarns(out):
@@ -63,16 +71,17 @@ def yarns(out):
     max_position_embeddings when absent); each case sets the two equal, so both compute the same."""
     want = {"rule": "yarn", "base": 10000, "factor": 4}
     cases = (llama(out, "yarn-x4-f32", {"rope_type": "yarn", "factor": 4.0}, 10000.0, "f32", want)
-             | llama(out, "yarn-attention-factor-f32", {"rope_type": "yarn", "factor": 4.0, "attention_factor": 1.2},
-                     10000.0, "f32", want)
+             | llama(out, "yarn-attention-factor-f32", {"rope_type": "yarn", "factor": 4.0, "attention_factor": 1.2,
+                                                        "original_max_position_embeddings": 8192},
+                     10000.0, "f32", want, stated=True)
              | llama(out, "yarn-mscale-f32", {"rope_type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
                                               "original_max_position_embeddings": 4096},
-                     10000.0, "f32", dict(want, factor=40), max_position_embeddings=4096))
+                     10000.0, "f32", dict(want, factor=40), stated=V5, max_position_embeddings=4096))
     if V5:  # gpt-oss's: the correction range not rounded to whole pairs (4.49 has no truncate)
         gpt_oss = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
                    "original_max_position_embeddings": 4096}
         cases |= llama(out, "yarn-truncate-false-f32", gpt_oss, 150000.0, "f32",
-                       {"rule": "yarn", "base": 150000, "factor": 32, "truncate": False},
+                       {"rule": "yarn", "base": 150000, "factor": 32, "truncate": False}, stated=True,
                        max_position_embeddings=131072)
     return cases
 
@@ -96,17 +105,19 @@ def longropes(out):
 
 
 def layer_types(out):
-    """transformers 5's configs keyed by layer type: one dump per layer type."""
+    """transformers 5's configs keyed by layer type: one dump per layer type, and the full layers'
+    stated as their config's rope_parameters with the layer type."""
     cases = {}
     for model, layer_type, rope_type, want in (
             ("gemma3", "sliding_attention", "default", {"rule": "none", "base": 10000}),
             ("gemma3", "full_attention", "linear", {"rule": "linear", "base": 1e6, "factor": 8}),
             ("gemma4", "sliding_attention", "default", {"rule": "none", "base": 10000}),
-            ("gemma4", "full_attention", "proportional", {"rule": "proportional", "base": 1e6,
-                                                          "partial_rotary_factor": 0.25})):
+            # pecheck's proportional: the none rule on the first 16 of 64 pairs, the rest at frequency 0.
+            ("gemma4", "full_attention", "proportional", {"rule": "none", "base": 1e6, "rotated_pairs": 16})):
         name = f"{model}-{layer_type.split('_')[0]}-f32"
-        cases |= rope_dump(out, name, rope_type, f"{model} rotary, {layer_type}", "f32",
-                           hf.gemma_layer(model, layer_type, POSITIONS), want)
+        made, statement = hf.gemma_layer(model, layer_type, POSITIONS)
+        cases |= rope_dump(out, name, rope_type, f"{model} rotary, {layer_type}", "f32", made, want,
+                           stated=statement if layer_type == "full_attention" else None)
     return cases
 
 

@@ -35,6 +35,15 @@ def rope_kwargs(rope_theta, params):
     return {"rope_theta": rope_theta, "rope_scaling": None if params.get("rope_type") == "default" else params}
 
 
+def statement(params, rope_theta):
+    """The convention as a config.json of this transformers states it: 5.x's rope_parameters
+    (rope_theta inside), 4.49's rope_theta and rope_scaling."""
+    params = copy.deepcopy(params) if params else {"rope_type": "default"}
+    if V5:
+        return {"head_dim": HEAD_DIM, "rope_parameters": dict(params, rope_theta=rope_theta)}
+    return {"head_dim": HEAD_DIM, "rope_theta": rope_theta, "rope_scaling": params}
+
+
 def rotate(rope, apply, x, positions, **forward):
     with torch.no_grad():
         cos, sin = rope(x, torch.tensor([positions]), **forward)
@@ -97,7 +106,8 @@ def gemma_layer(model, layer_type, positions):
     """One layer type of a config with several (transformers 5): Gemma 3's sliding layers at base
     1e4 and full ones at 1e6 with linear scaling 8 (as Gemma 3 4B and up), Gemma 4's sliding
     layers at 1e4 and full ones under `proportional` (a quarter of the pairs rotated at base 1e6,
-    the rest left as they are). Returns (x, y, attention factor, axes) in the model's layout."""
+    the rest left as they are). Returns (x, y, attention factor, axes) in the model's layout and
+    the convention as the config states it (its rope_parameters keyed by layer type, and which)."""
     if model == "gemma3":
         from transformers.models.gemma3.configuration_gemma3 import Gemma3TextConfig
         from transformers.models.gemma3.modeling_gemma3 import Gemma3RotaryEmbedding
@@ -110,8 +120,8 @@ def gemma_layer(model, layer_type, positions):
                 "full_attention": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1000000.0}})
         rope = Gemma3RotaryEmbedding(config)
         x = queries("f32", len(positions))
-        return x, rotate(rope, gemma3_apply, x, positions, layer_type=layer_type), \
-            getattr(rope, f"{layer_type}_attention_scaling"), "bhnd"
+        y = rotate(rope, gemma3_apply, x, positions, layer_type=layer_type)
+        return (x, y, getattr(rope, f"{layer_type}_attention_scaling"), "bhnd"), keyed_statement(config, layer_type)
     from transformers.models.gemma4.configuration_gemma4 import Gemma4TextConfig
     from transformers.models.gemma4.modeling_gemma4 import Gemma4TextRotaryEmbedding
     from transformers.models.gemma4.modeling_gemma4 import apply_rotary_pos_emb as gemma4_apply
@@ -124,4 +134,8 @@ def gemma_layer(model, layer_type, positions):
     with torch.no_grad():
         cos, sin = rope(x, torch.tensor([positions]), layer_type)
         y = gemma4_apply(x, cos, sin, unsqueeze_dim=2)
-    return x, y, getattr(rope, f"{layer_type}_attention_scaling"), "bnhd"
+    return (x, y, getattr(rope, f"{layer_type}_attention_scaling"), "bnhd"), keyed_statement(config, layer_type)
+
+
+def keyed_statement(config, layer_type):
+    return {"head_dim": HEAD_DIM, "layer_type": layer_type, "rope_parameters": copy.deepcopy(config.rope_parameters)}
