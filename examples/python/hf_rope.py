@@ -86,21 +86,34 @@ def phi3_longrope(original=4096):
 
 
 def every_rope_type():
-    """(name, fn, convention, max_position) for each rope_type transformers 4.49 ships (5.x's
-    proportional, YaRN's truncate and mscale wait for pecheck: test_transformers_rope.py)."""
-    return [
+    """(name, fn, convention, max_position) for each rope_type transformers ships: 4.49's, and on
+    5.x YaRN's mscale and truncate and Gemma 4's proportional (4.49 ignores mscale and
+    mscale_all_dim, and has neither truncate nor proportional)."""
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}
+    cases = [
         ("default-1e4", *llama(10000.0), None),
         ("default-5e5", *llama(500000.0), None),
         ("linear", *llama(10000.0, {"rope_type": "linear", "factor": 4.0}), None),
         # transformers 4.49's YaRN takes L0 from config.max_position_embeddings (8192 here), not
         # from rope_scaling (5.x from rope_scaling): both compute this one.
-        ("yarn", *llama(10000.0, {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}),
-         None),
+        ("yarn", *llama(10000.0, yarn), None),
         ("llama3", *llama(500000.0, {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}), None),
         ("neox-partial", *neox_partial(), None),
         ("longrope-short", *phi3_longrope(), 4095),
+        ("yarn-attention-factor", *llama(10000.0, dict(yarn, attention_factor=1.2)), None),
     ]
+    if V5:
+        # DeepSeek-V3's: the attention factor is mscale's over mscale_all_dim's, here 1.
+        mscale = {"rope_type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                  "original_max_position_embeddings": 4096}
+        # gpt-oss's: the correction range between fractional pairs.
+        truncate = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                    "original_max_position_embeddings": 4096}
+        cases += [("yarn-mscale", *llama(10000.0, mscale, 4096), None),
+                  ("yarn-truncate-false", *llama(150000.0, truncate, 131072), None),
+                  ("gemma4-proportional", *gemma4_full_attention(), None)]
+    return cases
 
 
 def gemma4_full_attention():
@@ -123,26 +136,6 @@ def gemma4_full_attention():
             return gemma4_apply(q, cos, sin, unsqueeze_dim=2)[0]
 
     return fn, {"head_dim": HEAD_DIM, "rope_parameters": copy.deepcopy(config.rope_parameters["full_attention"])}
-
-
-def waiting_for_pecheck():
-    """(name, fn, convention, max_position, reason): transformers' conventions that pecheck cannot
-    take as stated yet (its convention reader, issue 32), for strict expected failures."""
-    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192}
-    cases = [("yarn-attention-factor", *llama(10000.0, dict(yarn, attention_factor=1.2)), None,
-              "YaRN's attention factor other than 0.1 ln(factor) + 1")]
-    if V5:  # 4.49 ignores mscale and mscale_all_dim, and has neither truncate nor proportional
-        # DeepSeek-V3's: the attention factor is mscale's over mscale_all_dim's, here 1.
-        mscale = {"rope_type": "yarn", "factor": 40.0, "mscale": 1.0, "mscale_all_dim": 1.0,
-                  "original_max_position_embeddings": 4096}
-        # gpt-oss's: the correction range between fractional pairs.
-        truncate = {"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
-                    "original_max_position_embeddings": 4096}
-        cases += [("yarn-mscale", *llama(10000.0, mscale, 4096), None, "YaRN's attention factor from mscale"),
-                  ("yarn-truncate-false", *llama(150000.0, truncate, 131072), None, "YaRN's truncate: false"),
-                  ("gemma4-proportional", *gemma4_full_attention(), None,
-                   "transformers 5's rope_parameters and the proportional rule")]
-    return cases
 
 
 def dynamic():

@@ -1,9 +1,7 @@
 """transformers' RoPE for every rope_type, checked through pecheck.check with the convention in
 HF's words. In fp32 HF forms its angles in fp32 (inv_freq @ position_ids.float()): agreement holds
 under the fp32-angles contract and fails the exact one; the laws that compare calls with each
-other (rope.relative, rope.composition) are reported, not asserted (docs/python.md). What pecheck
-cannot state yet (hf_rope.waiting_for_pecheck) is a strict expected failure: one that passes
-fails the run, so that its mark goes when pecheck learns it."""
+other (rope.relative, rope.composition) are reported, not asserted (docs/python.md)."""
 import pytest
 
 pytest.importorskip("transformers")
@@ -12,9 +10,7 @@ import pecheck  # noqa: E402
 import hf_rope  # noqa: E402
 
 CASES = 40
-TYPES = [pytest.param(*case, id=case[0]) for case in hf_rope.every_rope_type()] + [
-    pytest.param(*case, id=case[0], marks=pytest.mark.xfail(strict=True, reason=f"waits for pecheck: {reason}"))
-    for *case, reason in hf_rope.waiting_for_pecheck()]
+TYPES = [pytest.param(*case, id=case[0]) for case in hf_rope.every_rope_type()]
 
 
 @pytest.mark.parametrize("name, fn, convention, max_position", TYPES)
@@ -59,3 +55,14 @@ def test_dynamic_is_checked_opaque():
     report = pecheck.check(hf_rope.dynamic(), "rope", None, framework="torch", dtypes="f32", cases=CASES)
     assert {r.property for r in report.results if r.verdict != "skip"} == {
         "rope.relative", "rope.offset_invariance", "rope.stateless"}
+
+
+@pytest.mark.skipif(not hf_rope.V5, reason="transformers 4.49 has no proportional rope_type")
+def test_proportional_is_not_partial_rotary():
+    # Gemma 4's full layers rotate 8 of 32 pairs over the whole head, (i, i + 32) at base^(-2i/64);
+    # GPT-NeoX's partial rotary with the same share pairs (i, i + 8) of the first 16 dims at base^(-2i/16).
+    fn, _ = hf_rope.gemma4_full_attention()
+    partial = {"rope_theta": 1e6, "head_dim": hf_rope.HEAD_DIM, "partial_rotary_factor": 0.25}
+    report = pecheck.check(fn, "rope", partial, framework="torch", dtypes="f32", cases=CASES,
+                           contract="fp32-angles", properties="rope.agrees_with_reference")
+    assert report.results[0].verdict == "fail"
