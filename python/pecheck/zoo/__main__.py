@@ -6,6 +6,7 @@ Sweeps the installed transformers: every architecture's positional code built fr
 and checked with pecheck.check under the convention its config states (docs/model-zoo.md)."""
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -15,12 +16,19 @@ from .subject import Skip
 
 
 def _cpu():
-    """The CPU the sweep's time was measured on (a time means nothing without it)."""
+    """The CPU the sweep's time was measured on (a time means nothing without it), as lscpu names it."""
+    try:
+        import subprocess
+
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, timeout=10).stdout
+        info = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in out.splitlines() if ":" in line)}
+        return (f"{info['Model name']} (CPU family {info['CPU family']}, model {info['Model']}), "
+                f"{info['CPU(s)']} CPUs (lscpu)")
+    except (OSError, KeyError, subprocess.SubprocessError):
+        pass
     try:
         with open("/proc/cpuinfo") as f:
             info = {k.strip(): v for k, v in (line.split(":", 1) for line in f if ":" in line)}
-        import os
-
         return (f"{info['model name'].strip()} (family {info['cpu family'].strip()}, model "
                 f"{info['model'].strip()}), {os.cpu_count()} cores")
     except (OSError, KeyError):
@@ -34,6 +42,8 @@ def main(argv=None):
     p.add_argument("--cases", type=int, default=30, help="cases per property x dtype (default 30)")
     p.add_argument("--seed", type=int, default=None, help="the run's seed (default pecheck's)")
     p.add_argument("--no-ladder", action="store_true", help="skip the exact-to position ladder")
+    p.add_argument("--jobs", type=int, default=None, help="rows judged at once, each in its own process "
+                                                          "(default: the machine's cores)")
     p.add_argument("--markdown", help="write the table (docs/model-zoo.md) here")
     p.add_argument("--json", help="write rows and skips as JSON here")
     p.add_argument("--from-json", help="no sweep: write --markdown from the rows of an earlier --json")
@@ -54,9 +64,12 @@ def main(argv=None):
 
     start = time.monotonic()
     rows, skips = sweep.run(a.arch.split(",") if a.arch else None, a.variant.split(",") if a.variant else None,
-                            cases=a.cases, seed=a.seed, ladder=not a.no_ladder)
+                            cases=a.cases, seed=a.seed, ladder=not a.no_ladder, jobs=a.jobs)
     seconds = time.monotonic() - start
-    meta = dict(transformers=transformers.__version__, cases=a.cases, seconds=round(seconds),
+    import torch
+
+    meta = dict(transformers=transformers.__version__, torch=torch.__version__.split("+")[0], cases=a.cases,
+                seconds=round(seconds), jobs=a.jobs or os.cpu_count(),
                 seed=a.seed, whole=a.arch is None and a.variant is None, cpu=_cpu())
     if a.json:
         with open(a.json, "w") as f:

@@ -88,17 +88,22 @@ def t5_subjects(arch, module, config_cls):
         config.is_decoder = decoder
         heads = config.num_heads
         attention = cls(config, has_relative_attention_bias=True)
-        takes_cache = "cache_position" in inspect.signature(attention.compute_bias).parameters
+        params = inspect.signature(attention.compute_bias).parameters
 
-        def build(attention=attention, takes_cache=takes_cache):
+        def build(attention=attention, params=params):
             def fn(table, positions):
                 no_negative(positions)
                 with torch.no_grad():
                     attention.relative_attention_bias.weight.copy_(table)
                     length = int(positions.max()) + 1
-                    if takes_cache:  # query positions as the cache's, keys 0..length-1: read at positions
+                    if "cache_position" in params:  # 4.49: query positions as the cache's, keys 0..length-1
                         bias = attention.compute_bias(len(positions), length, cache_position=positions)
                         return bias[0][:, :, positions]
+                    if "past_seen_tokens" in params:  # 5.x: one query at a time, at past_seen_tokens = p
+                        # (a whole length x length bias at 2^14 positions is 8 GiB: what made a row take 200 s)
+                        rows = [attention.compute_bias(1, length, past_seen_tokens=int(p))[0, :, 0, positions]
+                                for p in positions]
+                        return torch.stack(rows, dim=1)
                     bias = attention.compute_bias(length, length)  # (1, heads, L, L)
                     return bias[0][:, positions][:, :, positions]
 

@@ -1,6 +1,8 @@
 """Every architecture of the installed transformers (its model_type, as AutoConfig knows it), its
 modeling module and config class, and the Subjects the family builders find in it."""
 import importlib
+import inspect
+import re
 import warnings
 
 from .subject import Skip
@@ -25,15 +27,23 @@ def load(arch):
             return Skip(arch, "none", f"config class not importable: {type(e).__name__}: {e}".splitlines()[0])
         try:
             config_cls()
-        except Exception as e:  # noqa: BLE001
-            return Skip(arch, "composite", "its config cannot be built alone (it is made of other models' configs: "
-                                           f"{str(e).splitlines()[0][:90]})")
+            refused = ""
+        except Exception as e:  # noqa: BLE001 - classified below by its source, with the error as the reason
+            refused = f"{type(e).__name__}: {str(e).splitlines()[0][:120]}"
         flat = arch.replace("-", "_")
         for path in (f"transformers.models.{name}.modeling_{name}",
                      f"transformers.models.{name}.modeling_{flat}",
                      f"transformers.models.deprecated.{name}.modeling_{name}"):
             try:
-                return config_cls, importlib.import_module(path)
+                module = importlib.import_module(path)
+                if refused:  # transformers 5 validates config classes strictly: a default that fails is lost
+                    skip = _classify_file(arch, path)
+                    if skip.family in ("none",):
+                        return Skip(arch, "none", f"its config class cannot be built with its defaults ({refused})")
+                    skip.reason = (f"its config class cannot be built with its defaults ({refused}); it has "
+                                   f"{skip.reason}")
+                    return skip
+                return config_cls, module
             except ModuleNotFoundError as e:
                 if e.name is not None and not path.startswith(e.name):
                     return Skip(arch, "none", f"modeling module needs {e.name}, not installed")
@@ -58,7 +68,138 @@ def _classify_file(arch, path):
 def text_config(config):
     """The config that describes the text model: the config itself, or its text_config (Aria, Mllama,
     AltCLIP: a composite whose text part carries the positions)."""
-    if getattr(config, "num_attention_heads", None) or getattr(config, "max_position_embeddings", None):
+    try:
+        if getattr(config, "num_attention_heads", None) or getattr(config, "max_position_embeddings", None):
+            return config
+    except RuntimeError:  # a heterogeneous config (transformers 5): its heads are per layer, it is the text model
         return config
     sub = getattr(config, "text_config", None)
     return sub if sub is not None else config
+
+
+def _defined_in(module, cls):
+    return inspect.isclass(cls) and cls.__module__ == module.__name__
+
+
+def _rotary_names(src):
+    return set(re.findall(r"\b(\w*Rotary\w*Embedding\w*)\(", src))
+
+
+def rotary_class_for(module, config):
+    """The 1-D rotary class the model built from `config` instantiates: the one named in the __init__
+    of a model class of the module whose config_class is the config's class (a module holds the text
+    model's and the vision tower's); where the module has no model class of that config, its only
+    non-vision rotary class."""
+    found, models = set(), 0
+    for c in vars(module).values():
+        if _defined_in(module, c) and getattr(c, "config_class", None) is type(config):
+            models += 1
+            try:
+                found |= _rotary_names(inspect.getsource(c.__init__))
+            except (OSError, TypeError):
+                continue
+    classes = [getattr(module, n) for n in sorted(found) if _defined_in(module, getattr(module, n, None))]
+    classes = [c for c in classes if "Vision" not in c.__name__]
+    if len(classes) == 1:
+        return classes[0]
+    if found:  # only vision rotary modules (a 2-D RoPE over image patches): see vision_rotary()
+        return None
+    if models:  # built deeper (an attention or encoder layer): the one whose __init__ takes this config class
+        typed = [c for c in _instantiated(module) if _config_annotation(c) is type(config)]
+        return typed[0] if len(typed) == 1 else None
+    rotary = [c for n, c in vars(module).items() if _defined_in(module, c) and n.endswith("RotaryEmbedding")
+              and "Vision" not in n and "Linear" not in n and "Dynamic" not in n and "Unpadded" not in n
+              and _config_annotation(c) in (type(config), inspect.Parameter.empty, None)]
+    return rotary[0] if len(rotary) == 1 else None
+
+
+def text_model_type(arch, config):
+    """The model_type whose config class is this composite's text config (Qwen2-VL's text model is
+    `qwen2_vl_text`), or None: its positions are checked under that type."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    sub = getattr(config, "text_config", None)
+    if sub is None or sub is config:
+        return None
+    name = type(sub).__name__
+    return next((t for t, n in CONFIG_MAPPING_NAMES.items() if n == name and t != arch), None)
+
+
+def module_key(module):
+    """The modeling module's short name (`qwen2_vl` for modeling_qwen2_vl): several model_types share
+    one module (Qwen2-VL's text and vision towers), and what is written down per module is keyed by it."""
+    return module.__name__.rsplit(".", 1)[-1].removeprefix("modeling_")
+
+
+def _instantiated(module):
+    """The non-vision rotary classes the module's classes instantiate anywhere."""
+    names = set()
+    for c in vars(module).values():
+        if _defined_in(module, c) and "__init__" in vars(c):
+            try:
+                names |= _rotary_names(inspect.getsource(c.__init__))
+            except (OSError, TypeError):
+                continue
+    return [getattr(module, n) for n in sorted(names) if "Vision" not in n
+            and _defined_in(module, getattr(module, n, None))]
+
+
+def _config_annotation(cls):
+    try:
+        return inspect.signature(cls.__init__).parameters["config"].annotation
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def vision_rotary(module, config):
+    """The rotary classes of a vision tower (a 2-D RoPE over image patches) that the classes built from
+    `config` instantiate: a family pecheck.check has no pinned convention for yet. A config is a vision
+    tower's when it states a patch or image size, or its rotary classes are all Vision ones."""
+    from .others import config_classes
+
+    names = set()
+    for c in config_classes(module, config):
+        if "__init__" in vars(c):
+            try:
+                names |= set(re.findall(r"\b(\w*(?:Rotary|Rope)\w*)\(", inspect.getsource(c.__init__)))
+            except (OSError, TypeError):
+                continue
+    names = {n for n in names if _defined_in(module, getattr(module, n, None))}
+    image = any(getattr(config, k, None) for k in ("patch_size", "image_size")) or \
+        "vision" in type(config).__name__.lower()
+    if names and (image or all("Vision" in n or "ViT" in n for n in names)):
+        return sorted(names)
+    return []
+
+
+def parts(arch, config):
+    """The model_types of this sweep a composite config is made of (Qwen2.5-Omni's thinker and talker,
+    BLT's encoder and decoder): its sub-configs whose classes are other model_types' config classes."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    by_class = {n: t for t, n in CONFIG_MAPPING_NAMES.items() if t != arch}
+    found = []
+    for key, value in sorted(vars(config).items()):
+        if hasattr(value, "to_dict") and type(value).__name__ in by_class and by_class[type(value).__name__] not in found:
+            found.append(by_class[type(value).__name__])
+    return found
+
+
+def rotary_owner(arch, module, config):
+    """The model_type whose config builds the rotary module the classes of `config` use (Mimi's
+    encoder and decoder run MimiRotaryEmbedding(config: MimiConfig)), or None."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    from .others import config_classes
+
+    by_class = {n: t for t, n in CONFIG_MAPPING_NAMES.items() if t != arch}
+    for c in config_classes(module, config):
+        try:
+            src = inspect.getsource(c.__init__) if "__init__" in vars(c) else ""
+        except (OSError, TypeError):
+            continue
+        for name in _rotary_names(src):
+            owner = _config_annotation(getattr(module, name, None))
+            if inspect.isclass(owner) and owner is not type(config) and owner.__name__ in by_class:
+                return by_class[owner.__name__], name
+    return None

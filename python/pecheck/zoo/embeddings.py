@@ -1,13 +1,15 @@
 """BERT's family: an XEmbeddings(config) module that adds word, token-type and learned position
 embeddings, and makes the positions itself (0.. for BERT, pad_token_id + 1.. for RoBERTa's family).
 Its word and token-type tables are zeroed and its LayerNorm bypassed, so that its output is the
-position row alone; the row is read as a decoder reads it (one token, past_key_values_length = p)."""
+position row alone; the row is read as a decoder reads it (one token, a cache of p: cache_length in
+transformers 5, past_key_values_length in 4)."""
 import inspect
 import math
 
 from .rope import no_negative
 from .discover import text_config
-from .subject import Subject
+from .subject import NotCallable, Subject
+from .tables import past_keyword
 
 # Offsets a config does not state, per architecture, with their source.
 BUFFER_PLUS_2 = "its position_ids buffer is arange + 2 (RoBERTa's offset, without its padding rule): position p reads row p + 2"
@@ -19,9 +21,8 @@ OFFSETS = {
 }
 
 
-class NotCallable(Exception):
-    """The architecture has the family's module, but not in a form the zoo calls."""
-
+# The position table's name: BERT's family's, CLIP's text towers' (CLIP, SigLIP, OWL-ViT, X-CLIP, ...).
+TABLES = ("position_embeddings", "position_embedding")
 
 ROBERTA = "positions start at pad_token_id + 1 (fairseq's RoBERTa): position p reads row p + pad_token_id + 1"
 
@@ -37,7 +38,8 @@ def embeddings_class(module):
                 src = inspect.getsource(c.__init__)
             except (OSError, TypeError):
                 continue
-            if "position_embeddings" in src and "config" in inspect.signature(c.__init__).parameters:
+            if "config" in inspect.signature(c.__init__).parameters and any(
+                    f"self.{t} = nn.Embedding" in src for t in TABLES):
                 return c
     return None
 
@@ -66,6 +68,8 @@ def subjects(arch, module, config_cls):
         key = (rows, d)
         if key not in cache:
             changes = dict(hidden_size=d, max_position_embeddings=rows + offset, vocab_size=max(8, (pad or 0) + 4))
+            if hasattr(config, "num_attention_heads"):  # transformers 5 validates hidden_size % heads
+                changes["num_attention_heads"] = 1
             for width in ("embedding_size", "input_embedding_size"):  # ALBERT, ELECTRA, RemBERT
                 if hasattr(config, width):
                     changes[width] = d
@@ -74,7 +78,7 @@ def subjects(arch, module, config_cls):
             mod.eval()
             with torch.no_grad():  # every other table (word, token type, TAPAS's seven, LayoutLM's boxes)
                 for name, sub in mod.named_modules():
-                    if isinstance(sub, torch.nn.Embedding) and name != "position_embeddings":
+                    if isinstance(sub, torch.nn.Embedding) and name not in TABLES:
                         sub.weight.zero_()
             for norm in ("LayerNorm", "layer_norm", "norm"):
                 if hasattr(mod, norm):
@@ -84,7 +88,8 @@ def subjects(arch, module, config_cls):
         return cache[key]
 
     params = inspect.signature(cls.forward).parameters
-    takes_past = "past_key_values_length" in params
+    past_kw = past_keyword(cls.forward)  # transformers 5's cache_length, 4's past_key_values_length
+    takes_past = past_kw is not None
     takes_bbox = "bbox" in params
     types = len(getattr(config, "type_vocab_sizes", []) or [])
     takes_types = types > 0
@@ -93,7 +98,7 @@ def subjects(arch, module, config_cls):
         """The module's rows for tokens past..past+length-1; a module that refuses a position past its
         table (BERT slices its position_ids buffer and fails on the shapes) is a refusal."""
         ids = torch.full((1, length), (pad or 0) + 2)
-        kw = {"past_key_values_length": past} if takes_past else {}
+        kw = {past_kw: past} if takes_past else {}
         if takes_bbox:  # LayoutLM: a box per token, its tables zeroed above
             kw["bbox"] = torch.zeros(1, length, 4, dtype=torch.long)
         if takes_types:  # TAPAS: seven token types per token
@@ -102,7 +107,7 @@ def subjects(arch, module, config_cls):
             kw["token_type_ids"] = torch.zeros(1, length, dtype=torch.long)  # fail without: no position_ids buffer)
         try:
             e = mod(input_ids=ids, **kw)
-        except (RuntimeError, IndexError) as err:
+        except (RuntimeError, IndexError, ValueError) as err:  # CLIP's: "Sequence length must be less than ..."
             raise IndexError(f"the module refused: {str(err).splitlines()[0]}") from None
         if isinstance(e, tuple):  # LiLT returns (embeddings, position_ids)
             e = e[0]
@@ -114,9 +119,10 @@ def subjects(arch, module, config_cls):
             rows, d = table.shape
             mod = module_for(rows, d)
             with torch.no_grad():
-                mod.position_embeddings.weight.fill_(math.nan)
-                mod.position_embeddings.weight[offset:offset + rows] = table
-                if takes_past:  # as a decoder reads it: one token at past_key_values_length = p
+                weight = next(getattr(mod, t) for t in TABLES if hasattr(mod, t)).weight
+                weight.fill_(math.nan)
+                weight[offset:offset + rows] = table
+                if takes_past:  # as a decoder reads it: one token at a cache of p
                     out = torch.stack([call(mod, 1, p)[0] for p in positions.tolist()])
                 else:  # one sequence of max(p) + 1 tokens, its rows read at the positions
                     out = call(mod, int(positions.max()) + 1, 0)[positions]
@@ -139,6 +145,6 @@ def subjects(arch, module, config_cls):
     if roberta:
         stated += f"; pad_token_id={pad}"
     return [Subject(arch, "learned", "default", "learned", build, {}, stated,
-                    f"{cls.__name__}.forward(input_ids" + (", past_key_values_length=p)" if takes_past else
+                    f"{cls.__name__}.forward(input_ids" + (f", {past_kw}=p)" if takes_past else
                                                             ") over max(p)+1 tokens, read at p")
                     + "; word/type rows zeroed, LayerNorm bypassed", quirk, asserted=("*",))]

@@ -12,6 +12,10 @@ FALCON_BF16 = "Falcon forms its ALiBi bias in bfloat16"
 MLLAMA = "Mllama's rotary module cannot be built from its config class's default"
 GPTSAN = "GPTSAN clamps a position past its table to the last row"
 ONE_ROW = "A one-row learned table broadcasts over a longer sequence"
+COMPASS = "Cohere Compass's rotary module cannot be built from its config class's default"
+NANOCHAT = "nanochat rotates by -p w: a convention pecheck cannot state yet"
+EMPTY_ROW = "A position past BERT's table gives an empty embedding"
+LLAMA3_FP32 = "transformers forms Llama 3's blended frequencies with more fp32 roundings than the contract budgets"
 CAUSES = [
     ("*", "yarn-stretched", "rope.agrees_with_reference", YARN_L0),
     ("nemotron", "*", "rope.*", NEMOTRON),
@@ -22,12 +26,16 @@ CAUSES = [
     ("bloom", "*", "alibi.*", KEY_ONLY),
     ("mllama", "default", "TypeError:*", MLLAMA),
     ("gptsan-japanese", "default", "learned.agrees_with_reference", GPTSAN),
-    ("*", "default", "learned.agrees_with_reference", ONE_ROW, "*learned(max_len=1,*outside=1*"),
+    ("*", "default", "learned.agrees_with_reference", ONE_ROW, "*learned(max_len=1,*outside=1*accepted*"),
+    ("*", "default", "learned.agrees_with_reference", EMPTY_ROW, "*the output has shape (1, 0), expected (1, 1)*"),
+    ("*", "llama3", "rope.agrees_with_reference", LLAMA3_FP32, "*fp32-angles contract's bound*"),
+    ("cohere_compass_text", "default", "KeyError:*", COMPASS),
+    ("nanochat", "*", "rope.*", NANOCHAT),
 ]
 
 EXPLANATIONS = {
     YARN_L0: (
-        "A real divergence. YaRN's paper and the configs written from it (DeepSeek's) state the trained context "
+        "A real divergence (transformers 4.49; 5.x reads the stated L0). YaRN's paper and the configs written from it (DeepSeek's) state the trained context "
         "as `rope_scaling.original_max_position_embeddings` (L0) and the stretched one as "
         "`max_position_embeddings`. transformers 4.49's `_compute_yarn_parameters` takes L0 from "
         "`config.max_position_embeddings` (its TODO says so): with `factor` 4 it computes the correction range "
@@ -65,6 +73,31 @@ EXPLANATIONS = {
         "gathers position rows at `torch.clip(position, num_pasts_contexts, max_position_embeddings - 1)`: a "
         "sequence longer than the table reads the table's last row again for every later token, silently, "
         "where an index past the table should fail."),
+    COMPASS: (
+        "A divergence between a config class and its module (transformers 5). `CohereCompassTextConfig()` defaults "
+        "to `rope_parameters={}` with every layer `full_attention`, but `CohereCompassRotaryEmbedding.__init__` reads "
+        "`config.rope_parameters[layer_type]` for each layer type: the default config cannot build the model "
+        "(KeyError: 'full_attention'). A config that states its rope_parameters per layer type builds it."),
+    NANOCHAT: (
+        "A convention, not a bug, that pecheck has no word for yet. nanochat's `rotate_half` returns "
+        "`cat(x2, -x1)` where HF's returns `cat(-x2, x1)`: each pair turns by -p w (clockwise), as Karpathy's "
+        "nanochat does. Relative positions survive (q and k turn alike), so the model is self-consistent, but no "
+        "HF config key states the sign and pecheck's conventions (layout, base, rules) all turn by +p w: the "
+        "agreement fails from position 1 on, by the size of a pair (2.8e7 u)."),
+    EMPTY_ROW: (
+        "A real divergence (transformers 5). BERT's embeddings (and ELECTRA's, ERNIE's, BertGeneration's) slice their "
+        "position_ids buffer at `[cache_length : cache_length + n]`, one entry per table row: a token at a position "
+        "past the table gets an empty slice, and its embedding, the sum of the token's (1, 1, d) and the positions' "
+        "(1, 0, d), broadcasts to an empty sequence: the token disappears, silently, where an index past the table "
+        "should fail (an nn.Embedding lookup raises IndexError)."),
+    LLAMA3_FP32: (
+        "A numerical property of transformers' code, and a budget pecheck's contract may have to widen. "
+        "`_compute_llama3_parameters` forms the medium band's frequencies in fp32 through about nine operations "
+        "(wavelength, smooth factor, the blend of inv_freq/factor and inv_freq): measured against 50 digits, pairs in "
+        "that band err by up to 13 u32 (LFM2, d=80, base 1e6), where the fp32-angles contract allows "
+        "|(2p/d) ln b| + 4 u32 for a scaling rule's division or blend (docs/error-model.md rope.pair.fp32_angles): "
+        "11.3 and 12.3 u32 at the pairs that fail. The convention is right (the error is 3% past the bound, at "
+        "positions above 2^14)."),
     ONE_ROW: (
         "A real but degenerate divergence. These embeddings take no past_key_values_length: positions are "
         "`position_ids[:, :L]` of a buffer with one entry per table row. With a table of one row the slice of a "

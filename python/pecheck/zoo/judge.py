@@ -28,7 +28,7 @@ class Row:
     seconds: float = 0.0
 
 
-def _reading(conv):
+def reading(conv):
     if conv is None:
         return "opaque (the convention-free properties)"
     parts = []
@@ -52,13 +52,17 @@ def _asserted(subject, result):
 
 def _failure_text(r):
     err = "" if r.counterexample_error_u is None else f" (error {r.counterexample_error_u:.3g} u, bound {r.bound_u:.3g} u)"
-    what = r.counterexample or r.message or r.verdict
+    what = r.counterexample or r.verdict
+    if r.message and r.message not in what:
+        what += f" ({r.message.splitlines()[0][:300]})"
     return f"{r.property} {r.dtype}: {what}{err}; replay: {r.replay}"
 
 
-def judge(subject, cases=30, seed=pecheck.DEFAULT_SEED, ladder=True):
+def judge(subject, cases=30, seed=pecheck.DEFAULT_SEED, ladder=True, isolate=True):
+    """isolate: pecheck.check's (each property x dtype in a forked child); the sweep judges each row in a
+    child process of its own instead (sweep.py), one fork a row rather than one a property."""
     row = Row(subject.arch, subject.family, subject.variant, subject.module, subject.stated, subject.quirk,
-              _reading(subject.convention))
+              reading(subject.convention))
     start = time.monotonic()
     try:
         fn = subject.build()
@@ -70,13 +74,13 @@ def judge(subject, cases=30, seed=pecheck.DEFAULT_SEED, ladder=True):
         for dtype in subject.dtypes if pinned else ():
             met = ""
             for contract in subject.contracts:
-                agree = _check(subject, fn, cases, seed, dtypes=(dtype,), contract=contract,
+                agree = _check(subject, fn, cases, seed, isolate=isolate, dtypes=(dtype,), contract=contract,
                                properties=agree_id).results
                 if agree and all(r.verdict == "pass" for r in agree):
                     met = contract
                     break
             row.contract[dtype] = met
-        results = list(_check(subject, fn, cases, seed, dtypes=subject.dtypes, contract=subject.contracts[-1]).results)
+        results = list(_check(subject, fn, cases, seed, isolate=isolate, dtypes=subject.dtypes, contract=subject.contracts[-1]).results)
         # Agreement is what says the module computes the stated convention: a run where every case of it
         # was declined (or it could not run) has judged nothing, whatever the other laws say.
         agreement = [r for r in results if r.property.endswith("agrees_with_reference")]
@@ -98,7 +102,7 @@ def judge(subject, cases=30, seed=pecheck.DEFAULT_SEED, ladder=True):
         if row.contract.get("f32") == "exact":
             row.exact_to = f"< {((subject.max_position or LADDER[-1]) + 1) // 2}"
         elif ladder and pinned and "f32" in subject.dtypes:
-            row.exact_to = _exact_to(subject, fn, seed)
+            row.exact_to = _exact_to(subject, fn, seed, isolate=isolate)
         row.verdict = "FAIL" if row.failures else "PASS"
     except Exception as e:  # a module that cannot be built or called is a row, not a crash of the sweep
         row.verdict = "ERROR"
@@ -109,13 +113,13 @@ def judge(subject, cases=30, seed=pecheck.DEFAULT_SEED, ladder=True):
     return row
 
 
-def _exact_to(subject, fn, seed, cases=20):
+def _exact_to(subject, fn, seed, cases=20, isolate=True):
     """The largest ceiling of LADDER under which agreement meets the exact contract (f32)."""
     top = subject.max_position or LADDER[-1]
     passed = ""
     for ceiling in LADDER:
         ceiling = min(ceiling, top)
-        report = _check(subject, fn, cases, seed, dtypes=("f32",), contract="exact", max_position=ceiling,
+        report = _check(subject, fn, cases, seed, isolate=isolate, dtypes=("f32",), contract="exact", max_position=ceiling,
                         properties=f"{subject.op}*.agrees_with_reference")
         if not report.results or any(r.verdict != "pass" for r in report.results):
             break

@@ -18,7 +18,9 @@ PATTERNS = (
     (r"def get_embedding\(num_embeddings|class SinusoidalPositionalEmbedding", "sinusoidal",
      "a sinusoid module whose convention the zoo does not state (MusicGen's is cos half then sin half, a layout "
      "pecheck cannot state yet) or whose forward takes no position (FSMT's incremental_state form)"),
-    (r"apply_rotary_pos_emb|RotaryEmbedding", "rope", "a rotary module the zoo cannot build or call here"),
+    # A rotary module instantiated (an apply_rotary_pos_emb alone is copied code no attention calls:
+    # Jamba's, Parakeet's).
+    (r"\w*Rotary\w*\(", "rope", "a rotary module the zoo cannot build or call here"),
     (r"positions_embed = nn\.Embedding|pos_emb = nn\.Parameter", "learned",
      "a learned table indexed inside a larger forward this sweep does not call"),
     (r"main_relative_position_buckets", "unknown: n-gram relative position buckets (ProphetNet)",
@@ -65,9 +67,67 @@ PATTERNS = (
 )
 
 
-def classify(arch, module, config_cls):
+def config_classes(module, config):
+    """The module's classes built from this config's class: its model classes (config_class) and the
+    layers whose __init__ takes it (config: XConfig). A module holds several model_types (Qwen2.5-Omni's
+    thinker, talker, audio and vision towers); each is classified by what its own classes build."""
+    found = []
+    for c in vars(module).values():
+        if not (inspect.isclass(c) and c.__module__ == module.__name__):
+            continue
+        if getattr(c, "config_class", None) is type(config):
+            found.append(c)
+            continue
+        try:
+            param = inspect.signature(c.__init__).parameters.get("config")
+        except (TypeError, ValueError):
+            continue
+        if param is not None and param.annotation is type(config):
+            found.append(c)
+    return _closure(module, found)
+
+
+def _closure(module, classes):
+    """The classes and every class of the module their __init__s instantiate, transitively (the
+    embeddings, encoder, layers and attention a model class builds)."""
+    seen, todo = [], list(classes)
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.append(c)
+        try:
+            src = inspect.getsource(c.__init__) if "__init__" in vars(c) else ""
+        except (OSError, TypeError):
+            continue
+        for name in set(re.findall(r"\b([A-Z]\w*)\(", src)):
+            sub = getattr(module, name, None)
+            if inspect.isclass(sub) and sub.__module__ == module.__name__ and sub not in seen:
+                todo.append(sub)
+    return seen
+
+
+# Modules whose positions the zoo reads but whose form no pattern names, written after reading them.
+WRITTEN = {
+    **{m: ("rope", "the conformer's rotary embedding (position_embeddings_type='rotary'; the class default is "
+                   "'relative') returns cos and sin for the whole sequence, which its self-attention applies inline: "
+                   "no apply function to call") for m in ("wav2vec2_bert", "wav2vec2_conformer")},
+    "efficientloftr": ("rope2d", "2-D RoPE over the coarse feature map (EfficientLoFTRRotaryEmbedding.forward(x) makes "
+                                 "row and column angles from the map's shape): pecheck.check takes no pinned rope2d "
+                                 "convention yet"),
+}
+
+
+def classify(arch, module, config_cls, config=None):
+    key = module.__name__.rsplit(".", 1)[-1].removeprefix("modeling_")
+    if key in WRITTEN:
+        return Skip(arch, *WRITTEN[key])
     try:
-        src = inspect.getsource(module)
+        classes = config_classes(module, config) if config is not None else []
+        if config is not None and not classes:
+            return Skip(arch, "composite", f"no class of its modeling module takes its config ({type(config).__name__}): "
+                                           "the model that runs it is another model_type's (or timm's)")
+        src = "\n".join(inspect.getsource(c) for c in classes) if classes else inspect.getsource(module)
     except (OSError, TypeError):
         return Skip(arch, "none", "modeling source not readable")
     return classify_source(arch, src)
@@ -77,5 +137,6 @@ def classify_source(arch, src):
     for pattern, family, reason in PATTERNS:
         if re.search(pattern, src):
             return Skip(arch, family, reason)
-    return Skip(arch, "none", "no positional encoding in its modeling code (convolutional, recurrent or "
-                              "state-space: order is in the computation)")
+    return Skip(arch, "none", "no positional encoding in the modeling code it builds (convolutional, recurrent or "
+                              "state-space: order is in the computation; or a part fed the positions of the model "
+                              "that holds it)")

@@ -2,6 +2,8 @@
 builds for a whole sequence: Phi-MoE, IDEFICS and OpenLLaMA (forward(x, seq_len)), GPT-J and CodeGen
 (a fixed sin/cos table, rotate_every_two), ESM and CLVP (the sequence's own positions). Positions are
 checked below a table of 2^16 rows, the cost of one call; a negative position is declined."""
+import inspect
+
 from .discover import text_config
 from .rope import LAWS, QUIRKS, convention_of, head_dim_of, no_negative
 from .subject import Subject
@@ -28,6 +30,8 @@ def table_style(arch, module, config_cls):
         name = "OpenLlamaRotaryEmbedding(head_dim, base=rope_theta) + apply_rotary_pos_emb(position_ids)"
     else:
         return None
+    if "seq_len" not in inspect.signature(rope.forward).parameters:
+        return None  # transformers 5 builds these from the config: rope.config_style calls them
     import torch
 
     def cos_sin(q, position_ids):
@@ -44,7 +48,7 @@ def table_style(arch, module, config_cls):
 
         return fn
 
-    conv, stated, quirk = convention_of(config, arch)
+    conv, stated, quirk = convention_of(config, arch)  # 4.49: its module's name
     return [Subject(arch, "rope", "default", "rope", build, conv, stated, name, quirk, max_position=MAX_POSITION,
                     **LAWS)]
 
@@ -59,16 +63,28 @@ def interleaved_sinusoid_style(arch, module, config_cls):
     config = config_cls()
     head_dim = config.n_embd // config.n_head
     rotary_dim = config.rotary_dim or head_dim
-    table = module.create_sinusoidal_positions(config.n_positions, rotary_dim)
+    module_cls = getattr(module, "GPTJRotaryEmbedding" if arch == "gptj" else "CodeGenRotaryEmbedding", None)
+    if module_cls is not None:  # transformers 5: a module over the same table, forward -> (sin, cos)
+        rope = module_cls(config)
+
+        def sin_cos(positions):
+            return rope(torch.zeros(1), positions.unsqueeze(0))
+        name = f"{module_cls.__name__}(config) + apply_rotary_pos_emb (rotate_every_two)"
+    else:
+        table = module.create_sinusoidal_positions(config.n_positions, rotary_dim)
+
+        def sin_cos(positions):
+            sincos = table[positions].unsqueeze(0)
+            return torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
+        name = "create_sinusoidal_positions + apply_rotary_pos_emb (rotate_every_two)"
 
     def build():
         def fn(x, positions):
             no_negative(positions)
             k = x.unsqueeze(0)  # GPT-J applies it in (batch, seq, heads, d)
             with torch.no_grad():
-                sincos = table[positions].unsqueeze(0)
-                sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)
-                rot = module.apply_rotary_pos_emb(k[..., :rotary_dim], sin, cos)
+                sin, cos = sin_cos(positions)
+                rot = module.apply_rotary_pos_emb(k[..., :rotary_dim], sin.to(k.dtype), cos.to(k.dtype))
                 y = torch.cat((rot, k[..., rotary_dim:]), dim=-1)
             return y[0]
 
@@ -76,8 +92,7 @@ def interleaved_sinusoid_style(arch, module, config_cls):
 
     conv = {"rope_theta": 10000.0, "head_dim": head_dim, "rotary_dim": rotary_dim, "layout": "interleaved"}
     stated = f"rotary_dim={config.rotary_dim}; n_embd/n_head={config.n_embd}/{config.n_head}; base not in config (10000)"
-    return [Subject(arch, "rope", "default", "rope", build, conv, stated,
-                    "create_sinusoidal_positions + apply_rotary_pos_emb (rotate_every_two)", QUIRKS[arch][1],
+    return [Subject(arch, "rope", "default", "rope", build, conv, stated, name, QUIRKS[arch][1],
                     max_position=config.n_positions - 1, **LAWS)]
 
 
@@ -86,7 +101,7 @@ def sequence_style(arch, module, config_cls):
     makes cos and sin for the positions 0..L-1 of the sequence it is given; read at the positions."""
     import torch
 
-    if arch == "esm":
+    if arch == "esm" and hasattr(module, "RotaryEmbedding"):  # transformers 4 (5: rope.config_style)
         config = config_cls(position_embedding_type="rotary")
         head_dim = config.hidden_size // config.num_attention_heads
         rotary_dim = head_dim
@@ -102,7 +117,7 @@ def sequence_style(arch, module, config_cls):
         stated = (f"position_embedding_type=rotary (ESM-2's configs); hidden_size/num_attention_heads="
                   f"{config.hidden_size}/{config.num_attention_heads}; base not in config (10000)")
         name, variant = "RotaryEmbedding(dim=head_dim) cos/sin tables + apply_rotary_pos_emb", "rotary"
-    elif arch == "clvp":
+    elif arch in ("clvp", "clvp_encoder") and hasattr(module, "ClvpRotaryPositionalEmbedding"):
         config = text_config(config_cls())
         head_dim = config.hidden_size // config.num_attention_heads
         rotary_dim = max(config.projection_dim // (config.num_attention_heads * 2), 32)

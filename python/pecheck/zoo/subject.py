@@ -32,3 +32,7 @@ class Skip:
     arch: str
     family: str  # a family of FAMILIES, "unknown: <what it is>", "none" or "composite"
     reason: str
+
+
+class NotCallable(Exception):
+    """The architecture has the family's module, but not in a form the zoo calls (the message says why)."""

@@ -1,15 +1,20 @@
 """Absolute positions as each architecture builds them: sinusoid tables (fairseq's and tensor2tensor's,
 as classes or functions) and learned tables (BART's family with its offset, BERT's embeddings with
 RoBERTa's), read one position at a time through the module's own forward, the way a decoder reads them
-(one token, past_key_values_length = its position)."""
+(one token, its position as the cache's length: cache_length in transformers 5, past_key_values_length
+in 4)."""
 import inspect
 import math
 
+from .others import config_classes
 from .rope import no_negative
 from .subject import Subject
 
-# Sinusoid tables are built with this many rows (positions drawn below half of it).
+# Sinusoid tables are built with this many rows (positions drawn below half of it); a table that
+# transformers 5 builds in Python loops (create_weight(): Marian's, Pegasus's, 4M float64 powers at
+# 4096 x 1024) with half as many, so that its row stays within seconds.
 MAX_POSITION = 4095
+MAX_POSITION_LOOPED = 2047
 
 # The verdict's properties for a sinusoid table: agreement (under the strongest contract met) and
 # its bounds; the laws relating rows to each other are derived from the exact contract and have no
@@ -49,21 +54,30 @@ def d_model_of(config):
     raise ValueError("no d_model/hidden_size/embed_dim in the config")
 
 
+def past_keyword(forward):
+    """How forward names the tokens already cached: transformers 5's cache_length, 4's
+    past_key_values_length (None: it takes neither)."""
+    params = inspect.signature(forward).parameters
+    return next((k for k in ("cache_length", "past_key_values_length") if k in params), None)
+
+
 def one_position(mod, d, first, token):
     """Row of sequence position s, through forward as a decoder calls it: one token, past = s."""
     import torch
 
+    past = past_keyword(mod.forward) or "past_key_values_length"
+
     def row(s):
         if first == "input_ids_shape":
-            out = mod(torch.Size([1, 1]), past_key_values_length=s)
+            out = mod(torch.Size([1, 1]), **{past: s})
         elif first == "input_ids":
-            out = mod(torch.tensor([[token]]), past_key_values_length=s)
+            out = mod(torch.tensor([[token]]), **{past: s})
         elif first == "attention_mask":
-            out = mod(torch.ones(1, s + 1, dtype=torch.long), past_key_values_length=s)
+            out = mod(torch.ones(1, s + 1, dtype=torch.long), **{past: s})
         elif first in ("inputs_embeds", "input_embeds"):
-            out = mod(torch.zeros(1, 1, d), past_key_values_length=s)
+            out = mod(torch.zeros(1, 1, d), **{past: s})
         elif first == "position_ids":
-            out = mod(position_ids=torch.tensor([[s]]), past_key_values_length=0)
+            out = mod(position_ids=torch.tensor([[s]]), **{past: 0})
         else:
             raise TypeError(f"forward({first}, ...) is not a form the zoo calls")
         return out.reshape(-1, out.shape[-1])[-1]
@@ -77,6 +91,18 @@ def table_of(mod):
         if isinstance(getattr(mod, name, None), __import__("torch").Tensor):
             return getattr(mod, name)
     raise TypeError(f"{type(mod).__name__} has no weights/weight table")
+
+
+def fill_as_init_weights(mod):
+    """transformers 5 builds a sinusoid table empty and fills it in the model's _init_weights (Marian's,
+    Pegasus's, Autoformer's create_weight(); FSMT's get_embedding): the zoo fills it the same way."""
+    import torch
+
+    with torch.no_grad():
+        if hasattr(mod, "create_weight"):
+            mod.weight.copy_(mod.create_weight())
+        elif isinstance(mod, torch.nn.Embedding) and hasattr(mod, "get_embedding"):
+            mod.weight.copy_(mod.get_embedding(*mod.weight.shape, mod.padding_idx))
 
 
 def sinusoid_subjects(arch, module, config_cls):
@@ -95,11 +121,14 @@ def sinusoid_subjects(arch, module, config_cls):
     pad = 1 if pad is None and padded else pad
     start = pad + 1 if padded else 0  # the table row of sequence position 0
 
+    top = MAX_POSITION_LOOPED if hasattr(cls, "create_weight") else MAX_POSITION
+
     def build():
         kwargs = {"padding_idx": pad} if "padding_idx" in inspect.signature(cls.__init__).parameters else {}
-        mod = cls(MAX_POSITION + 1, d, **kwargs) if "num_positions" in inspect.signature(cls.__init__).parameters \
+        mod = cls(top + 1, d, **kwargs) if "num_positions" in inspect.signature(cls.__init__).parameters \
             else cls(d)
         mod.eval()
+        fill_as_init_weights(mod)
         row = None if first == "input" else one_position(mod, d, first, start + 1)
 
         def fn(positions, d_model):
@@ -125,11 +154,14 @@ def sinusoid_subjects(arch, module, config_cls):
     if padded:
         conv["padding_idx"] = pad
         stated += f"; pad_token_id={pad}"
-    how = (f"{cls.__name__}.forward({first}) over a sequence, read at p - {start}" if first == "input" else
-           f"{cls.__name__}.forward({first}, past_key_values_length=p - {start})") + (
+    how = ("table filled as _init_weights does (create_weight()); " if hasattr(cls, "create_weight") else
+           "table filled as _init_weights does (get_embedding()); " if "get_embedding" in vars(cls)
+           and issubclass(cls, __import__("torch").nn.Embedding) else "")
+    how += (f"{cls.__name__}.forward({first}) over a sequence, read at p - {start}" if first == "input" else
+           f"{cls.__name__}.forward({first}, {past_keyword(cls.forward)}=p - {start})") + (
         f"; rows below {start} from its table" if start else "")
     return [Subject(arch, "sinusoidal", "default", "sinusoidal", build, conv, stated, how, quirk,
-                    max_position=MAX_POSITION, **SINUSOID_LAWS)]
+                    max_position=top, **SINUSOID_LAWS)]
 
 
 def sinusoid_function_subjects(arch, module, config_cls):
@@ -153,6 +185,17 @@ def sinusoid_function_subjects(arch, module, config_cls):
             return module.positional_encoding(n, d, torch.float32)
 
         conv, quirk, name = {"layout": "concatenated"}, T2T, "positional_encoding(position, d_model_size, dtype)"
+    elif hasattr(module, "SinusoidsPositionEmbedding") and isinstance(getattr(config, "d_model", None), int) and \
+            any("SinusoidsPositionEmbedding(" in inspect.getsource(c) for c in config_classes(module, config)):
+        # Qwen2.5-Omni's, Qwen3-Omni's and Qwen3-ASR's audio encoders: Whisper's table as a module
+        d, key = config.d_model, "d_model"
+
+        def table(n):
+            return module.SinusoidsPositionEmbedding(n, d).positional_embedding
+
+        conv, quirk, name = ({"layout": "concatenated", "frequencies": "fairseq"},
+                             "Whisper's: frequencies 10000^(-i/(d/2-1)), sin half then cos half",
+                             "SinusoidsPositionEmbedding(length, channels).positional_embedding")
     elif arch == "videomae" and hasattr(module, "get_sinusoid_encoding_table"):
         d, key = config.hidden_size, "hidden_size"
 
@@ -204,5 +247,5 @@ def learned_class_subjects(arch, module, config_cls):
     config = config_cls()
     stated = f"max_position_embeddings={getattr(config, 'max_position_embeddings', '?')} (the table's rows)"
     return [Subject(arch, "learned", "default", "learned", build, {}, stated,
-                    f"{cls.__name__}.forward({first}, past_key_values_length=p)", OFFSET_2 if offset else "",
+                    f"{cls.__name__}.forward({first}, {past_keyword(cls.forward)}=p)", OFFSET_2 if offset else "",
                     asserted=("*",))]
