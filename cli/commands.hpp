@@ -33,10 +33,12 @@ struct VerifyOptions {
   bool quiet = false;
   double timeout_s = 300;
   std::string argv0 = "build/pecheck";
-  std::string plugin;              ///< validate --plugin: replay commands name it
-  std::string dump;                ///< validate --dump DIR
-  bool per_rule = true;            ///< a counterexample per failing scaling rule (selftest turns it off)
-  std::string contract = "exact";  ///< validate --dump: the RoPE accuracy contract agreement is judged by
+  std::string plugin;    ///< validate --plugin: replay commands name it
+  std::string dump;      ///< validate --dump DIR
+  bool per_rule = true;  ///< a counterexample per failing scaling rule (selftest turns it off)
+  /// validate: the accuracy contract agreement is judged by; empty: --dump judges exact, --plugin
+  /// climbs the contract ladder (the strongest met, cli/contract_run.hpp)
+  std::string contract;
 };
 
 struct VerifyRun {

@@ -56,8 +56,9 @@ int main(int argc, char** argv) {
   add_run_options(validate_cmd, va, false, "Print only failures and the summary line");
   validate_cmd
       ->add_option("--contract", va.contract,
-                   "With --dump: the RoPE accuracy contract agreement is judged by: exact (2u, the default), "
-                   "dtype-trig (cos/sin stored in the dtype) or fp32-angles (frequencies and angles in fp32)")
+                   "The accuracy contract agreement is judged by: exact (2u), dtype-trig (cos/sin stored in the "
+                   "dtype) or fp32-angles (frequencies and angles in fp32). Default: --dump judges exact and says "
+                   "which contract is met; --plugin judges the strongest it meets, every law under it")
       ->check(CLI::IsMember({"exact", "dtype-trig", "fp32-angles"}));
   validate_cmd->add_option("--json", va.json, "Write the JSON report to FILE");
   validate_cmd->add_option("--junit", va.junit, "Write a JUnit XML report to FILE");

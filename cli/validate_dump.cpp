@@ -30,7 +30,7 @@ tol::RopeContract parse_contract(const std::string& name) {
 
 int validate_dump(VerifyOptions o) {
   check_common_options(o);
-  const tol::RopeContract contract = parse_contract(o.contract);
+  const tol::RopeContract contract = parse_contract(o.contract.empty() ? "exact" : o.contract);
   const auto start = std::chrono::steady_clock::now();
   auto [checked, unreadable] = read_dump_set(o.dump, contract);
   VerifyRun run;

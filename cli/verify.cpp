@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "cli/contract_run.hpp"
 #include "harness/encoders.hpp"
 #include "harness/isolation.hpp"
 #include "properties/registry.hpp"
@@ -130,7 +131,7 @@ VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
 }
 
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
-                   const VerifyOptions& o, VerifyRun& run, const SkipRule& skip) {
+                   const VerifyOptions& o, VerifyRun& run, const SkipRule& skip, const ContractLadder& ladder) {
   const Availability a = b.probe();
   const RunParams params{run.seed, run.cases, o.per_rule};
   for (const Property* p : properties)
@@ -141,13 +142,20 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
                                                               : std::nullopt;
       if (skipped) {
         run.results.push_back(skipped_result(*p, b.name, dt, run.seed, *skipped));
+      } else if (auto done = ladder.ready(*p, dt, b.name, run.seed)) {  // the ladder's agreement, or not judged
+        run.results.push_back(std::move(*done));
       } else {  // each property x encoder x dtype in its own child process: a crash is a result
         const auto start = std::chrono::steady_clock::now();
-        run.results.push_back(run_isolated(*p, b, dt, params, {.timeout_s = o.timeout_s}));
+        run.results.push_back(run_isolated(*p, b, dt, ladder.params(*p, dt, params), {.timeout_s = o.timeout_s}));
         run.results.back().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
       if (!o.quiet) progress(run, run.results.back());
     }
+}
+
+void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
+                   const VerifyOptions& o, VerifyRun& run, const SkipRule& skip) {
+  run_catalogue(b, properties, dtypes, o, run, skip, ContractLadder{});
 }
 
 int verify(VerifyOptions o) {

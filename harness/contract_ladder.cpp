@@ -20,8 +20,11 @@ constexpr std::array kLadder = {tol::RopeContract::exact, tol::RopeContract::dty
 constexpr std::array<std::string_view, 3> kRelational = {"rope.relative", "rope.composition", "rope.offset_invariance"};
 // Laws that compare calls with no bound derived under a weaker contract yet: not judged under one,
 // never judged by the exact contract's bound (a correct fp32-angle encoder would fail them).
-constexpr std::array<std::string_view, 4> kUnderived = {"mrope.relative", "sinusoidal.shift_linearity",
-                                                        "sinusoidal.offset_inner_product", "sinusoidal.injectivity"};
+constexpr std::array<std::string_view, 7> kUnderived = {
+    "rope.linear_scaling",          "rope.ntk_base",
+    "rope.scaled_frequency_bounds", "mrope.relative",
+    "sinusoidal.shift_linearity",   "sinusoidal.offset_inner_product",
+    "sinusoidal.injectivity"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& ids, const std::string& id) {
@@ -68,7 +71,9 @@ tol::RopeContract contract_named(const std::string& name) {
   throw std::invalid_argument(fmt::format("contract: '{}' is not exact, dtype-trig or fp32-angles", name));
 }
 
-tol::RopeContract ContractVerdict::judged() const { return met.value_or(asked.value_or(kLadder.back())); }
+tol::RopeContract ContractVerdict::judged() const {
+  return met.value_or(asked.value_or(crashed ? tol::RopeContract::exact : kLadder.back()));
+}
 
 std::int64_t ContractVerdict::laws_below() const {
   return op == Op::rope_apply && note.empty() ? std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition) : 0;
@@ -118,6 +123,11 @@ ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract
     decided = run_agreement(c);
     if (decided.verdict == Verdict::skip) {  // declined or not applicable: no contract judged
       v.note = fmt::format("{} did not run: {}", decided.property, decided.message);
+      break;
+    }
+    if (decided.verdict == Verdict::crash) {  // no accuracy verdict: a weaker contract would crash again
+      v.note = fmt::format("{} crashed: {}", decided.property, decided.message);
+      v.crashed = true;
       break;
     }
     if (decided.verdict == Verdict::pass) {

@@ -40,8 +40,10 @@ struct ContractVerdict {
   std::optional<tol::RopeContract> met;    ///< the strongest that agreement holds under
   std::vector<ContractMiss> misses;        ///< the stricter contracts tried, each with where it failed
   std::string note;                        ///< why no contract was judged (agreement did not run)
+  bool crashed = false;                    ///< agreement crashed: no contract judged, the laws run as exact
 
-  /// What every other law is judged under: the one met, else the one asked, else the weakest.
+  /// What every other law is judged under: the one met, else the one asked, else the weakest (exact
+  /// after a crash: a crash is no accuracy verdict, and the other laws then report theirs as such).
   tol::RopeContract judged() const;
   /// The ceiling of the laws comparing calls under judged() (tol::rope_law_ceiling), 0 for none
   /// (or where op has no such law judged under a contract).

@@ -55,10 +55,28 @@ replay=$(grep -m1 "replay: .*rope.orthogonal" "$tmp/mutant.out" | sed 's/^ *repl
 expect 1 replay -- $replay
 has replay.out "FAIL rope.orthogonal"
 
-# fp32 angles: the catalogue fails it, and the profile says where, octave by octave, and which
-# contract it meets (fp32 angles) up to which position it is exact.
+# fp32 angles: the verdict names the contract it meets (fp32-angles), where the stricter ones first
+# fail, and every law holds under it (the laws comparing calls below that contract's ceiling).
 fp32=$(build fp32-angles PLANT_FP32_ANGLES)
-expect 1 fp32 -- run --plugin "$fp32" --property 'rope.agrees_with_reference' --json "$tmp/fp32.json"
+expect 0 ladder -- run --plugin "$fp32" --property 'rope.*' --json "$tmp/ladder.json"
+has ladder.out "contract rope_apply f32: meets fp32-angles; exact fails at position"
+has ladder.out "the laws comparing calls judged below position 524288"
+python3 - "$tmp/ladder.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+contracts = {(c["op"], c["dtype"]): c for c in report["contracts"]}
+f32 = contracts[("rope_apply", "f32")]
+assert f32["met"] == "fp32-angles" and f32["asked"] is None and f32["laws_below"] == 1 << 19, f32
+exact = f32["misses"][0]
+assert exact["contract"] == "exact" and exact["position"] > 0 and exact["error_u"] > exact["bound_u"] == 2, exact
+verdicts = {(r["property"], r["dtype"]): r["verdict"] for r in report["results"]}
+for law in ("rope.agrees_with_reference", "rope.relative", "rope.composition", "rope.offset_invariance"):
+    assert verdicts[(law, "f32")] == "pass", (law, verdicts[(law, "f32")])
+PY
+# Held to the exact contract, the catalogue fails it, and the profile says where, octave by
+# octave, and which contract it meets (fp32 angles) up to which position it is exact.
+expect 1 fp32 -- run --plugin "$fp32" --property 'rope.agrees_with_reference' --contract exact --json "$tmp/fp32.json"
+has fp32.out "contract rope_apply f32: meets no named contract (tried exact); exact fails at position"
 has fp32.out "profile rope_apply: example-c-rope-sinusoidal at rope(layout=half_split,d=128,rot=128,base=10000)"
 has fp32.out "fp32-angles contract met; exact to position"
 has fp32.out "over the bound"

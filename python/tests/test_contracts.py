@@ -88,3 +88,19 @@ def test_a_law_with_no_bound_under_the_contract_met_is_not_judged():
     law = report.result("sinusoidal.shift_linearity")
     assert law.verdict == "skip" and law.message.startswith("not judged: sinusoidal.shift_linearity has no bound")
     assert report.result("sinusoidal.agrees_with_reference").verdict == "pass"
+
+
+def test_an_agreement_that_crashes_ends_the_climb_and_every_law_reports_its_crash():
+    import os
+    import signal
+
+    def dies(positions, d_model):  # SIGKILL, not abort(): pytest's faulthandler would print the child's stack
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    report = pecheck.check(dies, "sinusoidal", {"base": 10000.0}, dtypes="f32", cases=5, timeout=60)
+    assert not report.ok
+    verdict = report.contracts["f32"]
+    assert verdict.met is None and not verdict.misses and "crashed" in verdict.note, verdict
+    # Not "not judged" skips: run as under exact, each law's own crash is its verdict.
+    for law in ("sinusoidal.agrees_with_reference", "sinusoidal.shift_linearity", "sinusoidal.bounds"):
+        assert report.result(law).verdict == "crash", (law, report.result(law))

@@ -1,0 +1,79 @@
+#include "cli/contract_run.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "harness/isolation.hpp"
+#include "properties/registry.hpp"
+
+namespace pecheck::cli {
+
+std::optional<PropertyResult> ContractLadder::ready(const Property& p, DType dt, const std::string& encoder,
+                                                    std::uint64_t seed) const {
+  const auto it = decided.find({p.op, dt});
+  if (it == decided.end()) return std::nullopt;
+  const auto& [verdict, agreement] = it->second;
+  if (p.id == agreement.property) return agreement;
+  std::string why;
+  if (!params_under(p, verdict, RunParams{}, why)) return skipped_result(p, encoder, dt, seed, why);
+  return std::nullopt;
+}
+
+RunParams ContractLadder::params(const Property& p, DType dt, RunParams base) const {
+  const auto it = decided.find({p.op, dt});
+  if (it == decided.end()) return base;
+  std::string why;
+  return params_under(p, it->second.first, base, why).value_or(base);
+}
+
+void ContractLadder::print() const {
+  for (const auto& [key, value] : decided)
+    std::cout << fmt::format("contract {} {}: {}", op_name(key.first), dtype_name(key.second), value.first.describe())
+              << (value.first.laws_below()
+                      ? fmt::format("; the laws comparing calls judged below position {}", value.first.laws_below())
+                      : "")
+              << "\n";
+}
+
+nlohmann::json ContractLadder::json() const {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [key, value] : decided) {
+    nlohmann::json j = value.first.json();
+    j["op"] = op_name(key.first);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>& properties,
+                            const std::vector<DType>& dtypes, const VerifyOptions& o, const VerifyRun& run,
+                            std::optional<tol::RopeContract> asked, const SkipRule& skip) {
+  ContractLadder ladder;
+  for (const Property& agreement : property_registry()) {
+    if (agreement.id != contract_agreement_id(agreement.op)) continue;
+    const bool wanted =
+        std::any_of(properties.begin(), properties.end(), [&](const Property* p) { return p->op == agreement.op; });
+    if (!wanted) continue;
+    for (DType dt : dtypes) {
+      if (!agreement.applies(dt) || (skip && skip(agreement, dt))) continue;
+      PropertyResult decided;
+      const ContractVerdict v = climb_contracts(
+          agreement.op, dt, asked,
+          [&](tol::RopeContract c) {
+            RunParams params{run.seed, run.cases, o.per_rule};
+            params.rope_contract = c;
+            const auto start = std::chrono::steady_clock::now();
+            PropertyResult r = run_isolated(agreement, b, dt, params, {.timeout_s = o.timeout_s});
+            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            return r;
+          },
+          decided);
+      ladder.decided.emplace(std::pair{agreement.op, dt}, std::pair{v, decided});
+    }
+  }
+  return ladder;
+}
+
+}  // namespace pecheck::cli

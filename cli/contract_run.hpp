@@ -1,0 +1,43 @@
+// The contract ladder in a CLI run (harness/contract_ladder.hpp): for each operation a contract
+// governs whose convention the encoder honours, per dtype, agreement under exact, dtype-trig and
+// fp32-angles until one holds (or only the contract --contract names); run_catalogue then judges
+// every other law under the contract met. validate --plugin uses it (docs/plugins.md).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "harness/contract_ladder.hpp"
+
+namespace pecheck::cli {
+
+/// The ladder's outcome per (operation, dtype): the verdict and the agreement result that decided it.
+struct ContractLadder {
+  std::map<std::pair<Op, DType>, std::pair<ContractVerdict, PropertyResult>> decided;
+
+  /// How run_catalogue runs property p in dt: the ladder's agreement result as it is, the params
+  /// of the contract met, or a skip where the law has no bound under it.
+  std::optional<PropertyResult> ready(const Property& p, DType dt, const std::string& encoder,
+                                      std::uint64_t seed) const;
+  RunParams params(const Property& p, DType dt, RunParams base) const;
+  /// One line per verdict ("contract rope_apply f32: meets fp32-angles; exact fails at ...").
+  void print() const;
+  nlohmann::json json() const;
+};
+
+/// Runs the ladder for every governed operation among `properties` whose convention `honours`
+/// says the encoder takes, in each of `dtypes` it offers (`skip` empty for it). asked: --contract.
+ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>& properties,
+                            const std::vector<DType>& dtypes, const VerifyOptions& o, const VerifyRun& run,
+                            std::optional<tol::RopeContract> asked, const SkipRule& skip);
+
+/// run_catalogue under a ladder: each unit takes the ladder's result or params.
+void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
+                   const VerifyOptions& o, VerifyRun& run, const SkipRule& skip, const ContractLadder& ladder);
+
+}  // namespace pecheck::cli
