@@ -10,6 +10,15 @@
 
 namespace pecheck::cli {
 
+namespace {
+const Property* find_property(const std::string& id) {
+  for (const auto* registry : {&property_registry(), &opt_in_registry()})
+    for (const Property& p : *registry)
+      if (p.id == id) return &p;
+  return nullptr;
+}
+}  // namespace
+
 std::optional<PropertyResult> ContractLadder::ready(const Property& p, DType dt, const std::string& encoder,
                                                     std::uint64_t seed) const {
   const auto it = decided.find({p.op, dt});
@@ -26,6 +35,23 @@ RunParams ContractLadder::params(const Property& p, DType dt, RunParams base) co
   if (it == decided.end()) return base;
   std::string why;
   return params_under(p, it->second.first, base, why).value_or(base);
+}
+
+void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun& run) {
+  const RunParams base{run.seed, run.cases, o.per_rule};
+  for (auto& [key, value] : decided) {
+    std::vector<JudgedLaw> laws;
+    for (PropertyResult& r : run.results) {
+      const Property* p = find_property(r.property);
+      if (p && p->op == key.first && r.dtype == key.second && r.verdict != Verdict::skip) laws.push_back({p, &r});
+    }
+    settle_contract(value.first, laws, base, b.name, [&](const Property& p, const RunParams& params) {
+      const auto start = std::chrono::steady_clock::now();
+      PropertyResult r = run_isolated(p, b, key.second, params, {.timeout_s = o.timeout_s});
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      return r;
+    });
+  }
 }
 
 void ContractLadder::print() const {

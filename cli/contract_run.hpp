@@ -25,6 +25,9 @@ struct ContractLadder {
   std::optional<PropertyResult> ready(const Property& p, DType dt, const std::string& encoder,
                                       std::uint64_t seed) const;
   RunParams params(const Property& p, DType dt, RunParams base) const;
+  /// After run_catalogue: a law failing under the contract agreement met is re-run under weaker ones
+  /// (settle_contract), its result in `run` replaced, the verdict stepped down where it then holds.
+  void settle(const Backend& b, const VerifyOptions& o, VerifyRun& run);
   /// One line per verdict ("contract rope_apply f32: meets fp32-angles; exact fails at ...").
   void print() const;
   nlohmann::json json() const;

@@ -154,4 +154,38 @@ std::optional<RunParams> params_under(const Property& p, const ContractVerdict& 
   return base;
 }
 
+bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base, const std::string& encoder,
+                     const std::function<PropertyResult(const Property&, const RunParams&)>& rerun) {
+  if (!v.met || v.asked || v.crashed) return false;
+  std::vector<JudgedLaw> failed;
+  for (const JudgedLaw& law : laws)
+    if (law.result->verdict == Verdict::fail && law.property->id != contract_agreement_id(v.op)) failed.push_back(law);
+  if (failed.empty()) return false;
+  // Where each stricter contract failed: the met one's first failed law, then each weaker one tried.
+  std::vector<ContractMiss> misses = {{*v.met, *failed.front().result, position_in(*failed.front().result)}};
+  const auto at = std::find(kLadder.begin(), kLadder.end(), *v.met);
+  for (auto weaker = std::next(at); weaker != kLadder.end(); ++weaker) {
+    ContractVerdict under = v;
+    under.met = *weaker;
+    std::vector<PropertyResult> again;
+    for (const JudgedLaw& law : failed) {
+      std::string why;
+      const std::optional<RunParams> params = params_under(*law.property, under, base, why);
+      again.push_back(params ? rerun(*law.property, *params)
+                             : skipped_result(*law.property, encoder, v.dtype, base.seed, why));
+      if (again.back().verdict == Verdict::fail || again.back().verdict == Verdict::crash) break;
+    }
+    if (again.size() < failed.size() || again.back().verdict == Verdict::fail ||
+        again.back().verdict == Verdict::crash) {
+      misses.push_back({*weaker, again.back(), position_in(again.back())});
+      continue;
+    }
+    v.misses.insert(v.misses.end(), misses.begin(), misses.end());
+    v.met = *weaker;
+    for (std::size_t i = 0; i < failed.size(); ++i) *failed[i].result = std::move(again[i]);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace pecheck

@@ -59,6 +59,23 @@ ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract
                                 const std::function<PropertyResult(tol::RopeContract)>& run_agreement,
                                 PropertyResult& decided);
 
+/// A law judged under a verdict: the property and its result, which settle_contract may replace.
+struct JudgedLaw {
+  const Property* property;
+  PropertyResult* result;
+};
+
+/// After the other laws ran under the contract agreement met: one that failed there may hold under
+/// a weaker contract, the sample of agreement having met a stricter one than the encoder does (a
+/// bf16 RoPE with fp32 angles, whose storage rounding hides the angle's error in most cases). Steps
+/// `v` down the ladder to the strongest contract under which every failed law holds (or is not
+/// judged), re-running only those (`rerun`); the first failure under each stricter contract becomes
+/// one of its misses. Nothing changes where the contract was asked for, agreement crashed, or no
+/// weaker contract makes them hold (a law failing under every contract is the encoder's).
+/// Returns whether `v` moved.
+bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base, const std::string& encoder,
+                     const std::function<PropertyResult(const Property&, const RunParams&)>& rerun);
+
 /// The run parameters property `p` is judged with under `v`: its contract, and, for a law that
 /// compares calls under a contract whose bounds grow with the position, its ceiling. nullopt with
 /// `why` set: not judged under v (no bound derived under that contract yet).

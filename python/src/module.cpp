@@ -138,8 +138,13 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
             return run_one(*agreement, dt, rp);
           },
           decided);
-      verdicts.push_back(verdict->json());
     }
+    struct Row {
+      const Property* property;
+      PropertyResult result;
+      std::optional<RunParams> params;
+    };
+    std::vector<Row> rows;
     for (const Property* p : selected) {
       if (!p->applies(dt)) continue;
       PropertyResult r;
@@ -154,13 +159,30 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
       } else {
         r = run_one(*p, dt, *rp);
       }
-      Json row = result_json(r, p->direction);
-      row.update({{"statement", p->statement},
-                  {"doc", p->doc},
-                  {"seconds", r.seconds},
-                  {"contract", rp ? tol::contract_name(rp->rope_contract) : ""},
-                  {"max_position", rp ? rp->max_position : max_position}});
-      results.push_back(std::move(row));
+      rows.push_back({p, std::move(r), rp});
+    }
+    if (verdict) {  // a law failing under the contract agreement met may hold under a weaker one
+      std::vector<JudgedLaw> laws;
+      std::vector<Row*> failed;  // the laws settle_contract re-runs: their row states the contract it settled on
+      for (Row& row : rows) {
+        if (row.params) laws.push_back({row.property, &row.result});
+        if (row.params && row.result.verdict == Verdict::fail && row.property != agreement) failed.push_back(&row);
+      }
+      if (settle_contract(*verdict, laws, params, name,
+                          [&](const Property& p, const RunParams& rp) { return run_one(p, dt, rp); })) {
+        std::string why;
+        for (Row* row : failed) row->params = params_under(*row->property, *verdict, params, why);
+      }
+      verdicts.push_back(verdict->json());
+    }
+    for (const Row& row : rows) {
+      Json j = result_json(row.result, row.property->direction);
+      j.update({{"statement", row.property->statement},
+                {"doc", row.property->doc},
+                {"seconds", row.result.seconds},
+                {"contract", row.params ? tol::contract_name(row.params->rope_contract) : ""},
+                {"max_position", row.params ? row.params->max_position : max_position}});
+      results.push_back(std::move(j));
     }
   }
   return Json{{"results", results}, {"contracts", verdicts}}.dump();
