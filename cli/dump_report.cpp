@@ -33,7 +33,12 @@ nlohmann::json spec_json(const RopeSpec& s) {
   if (sc.kind == RopeScalingKind::dynamic_ntk || sc.kind == RopeScalingKind::longrope) j["seq_len"] = sc.seq_len;
   if (sc.kind == RopeScalingKind::longrope)
     j["short_factor"] = sc.short_factor, j["long_factor"] = sc.long_factor, j["attention_factor"] = s.magnitude();
-  if (sc.kind == RopeScalingKind::yarn) j["beta_fast"] = sc.beta_fast, j["beta_slow"] = sc.beta_slow;
+  if (sc.kind == RopeScalingKind::yarn) {
+    j["beta_fast"] = sc.beta_fast, j["beta_slow"] = sc.beta_slow, j["truncate"] = sc.truncate;
+    if (sc.attention_factor != 0) j["attention_factor"] = sc.attention_factor;
+    if (sc.mscale != 0 || sc.mscale_all_dim != 0) j["mscale"] = sc.mscale, j["mscale_all_dim"] = sc.mscale_all_dim;
+  }
+  if (sc.rotated_pairs != 0) j["rotated_pairs"] = sc.rotated_pairs;  // HF's proportional rule
   if (sc.kind == RopeScalingKind::llama3)
     j["low_freq_factor"] = sc.low_freq_factor, j["high_freq_factor"] = sc.high_freq_factor;
   return j;

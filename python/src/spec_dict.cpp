@@ -33,7 +33,11 @@ Json spec_json(const RopeSpec& s) {
                   {"high_freq_factor", c.high_freq_factor},
                   {"short_factor", c.short_factor},
                   {"long_factor", c.long_factor},
-                  {"attention_factor", c.attention_factor}};
+                  {"attention_factor", c.attention_factor},
+                  {"mscale", c.mscale},
+                  {"mscale_all_dim", c.mscale_all_dim},
+                  {"truncate", c.truncate},
+                  {"rotated_pairs", c.rotated_pairs}};
   return {{"head_dim", s.head_dim}, {"rotary_dim", s.rotary_dim},
           {"base", s.base},         {"layout", str(layout_name(s.layout))},
           {"scaling", scaling},     {"magnitude", s.magnitude()}};

@@ -57,6 +57,21 @@ def test_each_operation_is_called_with_its_documented_arguments(op):
     assert not report.ok
 
 
+def test_a_rope_spec_carries_every_scaling_field_transformers_5_states():
+    scalings = []
+
+    def fn(spec, x, positions):
+        scalings.append(spec["scaling"])
+        return x
+
+    pecheck.check(fn, "rope", "spec", dtypes="f32", cases=40, isolate=False, properties="rope.ntk_base")
+    fields = {"kind", "factor", "original_max_position", "seq_len", "beta_fast", "beta_slow", "low_freq_factor",
+              "high_freq_factor", "short_factor", "long_factor", "attention_factor", "mscale", "mscale_all_dim",
+              "truncate", "rotated_pairs"}
+    assert scalings and all(set(s) == fields for s in scalings), scalings[:1]
+    assert all(isinstance(s["truncate"], bool) and isinstance(s["rotated_pairs"], int) for s in scalings)
+
+
 def alibi_slopes(heads):
     """Press et al.'s slopes: 2^(-8 i / n) for a power of two, else the closest power's, interleaved."""
     def power_of_two(n):
