@@ -17,6 +17,7 @@ NANOCHAT = "nanochat rotates by -p w: a convention pecheck cannot state yet"
 EMPTY_ROW = "A position past BERT's table gives an empty embedding"
 LLAMA3_FP32 = "transformers forms Llama 3's blended frequencies with more fp32 roundings than the contract budgets"
 CAUSES = [
+    ("nanochat", "*", "rope.*", NANOCHAT),
     ("*", "yarn-stretched", "rope.agrees_with_reference", YARN_L0),
     ("nemotron", "*", "rope.*", NEMOTRON),
     ("zamba2", "*", "TypeError:*", ZAMBA2),
@@ -28,9 +29,8 @@ CAUSES = [
     ("gptsan-japanese", "default", "learned.agrees_with_reference", GPTSAN),
     ("*", "default", "learned.agrees_with_reference", ONE_ROW, "*learned(max_len=1,*outside=1*accepted*"),
     ("*", "default", "learned.agrees_with_reference", EMPTY_ROW, "*the output has shape (1, 0), expected (1, 1)*"),
-    ("*", "llama3", "rope.agrees_with_reference", LLAMA3_FP32, "*fp32-angles contract's bound*"),
+    ("lfm2*", "llama3", "rope.agrees_with_reference", LLAMA3_FP32, "*fp32-angles contract's bound*"),
     ("cohere_compass_text", "default", "KeyError:*", COMPASS),
-    ("nanochat", "*", "rope.*", NANOCHAT),
 ]
 
 EXPLANATIONS = {

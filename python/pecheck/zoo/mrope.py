@@ -16,7 +16,8 @@ from .rope import head_dim_of, stated_text
 from .subject import NotCallable, Subject
 
 LAWS = dict(contracts=("exact", "dtype-trig", "fp32-angles"), asserted=("mrope.agrees_with_reference",),
-            reported=("mrope.relative",), why_reported="relational law: no bound under the fp32-angles contract")
+            reported=("mrope.relative",),
+            why_reported="relational law: bounded under the exact contract only (not judged under a weaker one)")
 
 _QWEN3 = ("assignment interleaved: the module writes height into pairs 1, 4, ... < 3 s_h and width into 2, 5, "
           "... < 3 s_w of the temporal row ({name}.recomposition_frequencies, Qwen3-VL's round-robin; the "
