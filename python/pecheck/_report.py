@@ -65,10 +65,16 @@ class Report:
 
     @property
     def ok(self):
-        """No property failed or crashed (skips are not failures). Where a contract governs the
-        operation, every law was judged under the contract met (`contracts`): ok means the function
-        meets that named contract, and agreement fails where it meets none."""
-        return all(r.ok for r in self.results)
+        """Something was judged, and no property failed or crashed (skips are not failures). Where a
+        contract governs the operation, every law was judged under the contract met (`contracts`): ok
+        means the function meets that named contract, and agreement fails where it meets none. A
+        report where every property was skipped is not ok (`vacuous`): it judged nothing."""
+        return not self.vacuous and all(r.ok for r in self.results)
+
+    @property
+    def vacuous(self):
+        """Every property was skipped (declined, not applicable, not judged): nothing was judged."""
+        return not any(r.verdict != "skip" for r in self.results)
 
     def contract(self, dtype="f32"):
         """The strongest contract `dtype` meets ("exact", "dtype-trig", "fp32-angles"), None if none."""
@@ -88,6 +94,9 @@ class Report:
 
     def summary(self):
         rows = [f"pecheck: {self.function} as {self.op}, seed {self.seed}, {self.cases} cases per property"]
+        if self.vacuous:
+            first = next((r.message for r in self.results if r.message), "no property selected")
+            rows.append(f"  nothing was judged: all {len(self.results)} checks were skipped (first: {first})")
         for dtype, verdict in self.contracts.items():
             rows.append(f"  {dtype}: {verdict.describe()}")
         for r in self.results:

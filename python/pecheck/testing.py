@@ -10,6 +10,10 @@ def assert_holds(fn, op="rope", convention=None, **kwargs):
     for key, value in _defaults.items():
         kwargs.setdefault(key, value)
     report = check(fn, op, convention, **kwargs)
+    if report.vacuous:
+        first = next((r.message for r in report.results if r.message), "no property selected")
+        raise AssertionError(f"pecheck: nothing of {report.function} was judged: all {len(report.results)} checks "
+                             f"were skipped (seed {report.seed}); first: {first}")
     if not report.ok:
         text = "\n\n".join(r.explain() for r in report.failures)
         raise AssertionError(
