@@ -160,6 +160,7 @@ def check(
     def replay(r, contract_used, top):
         return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r)
 
+    _raise_on_call_mismatch(name, raw["results"])
     results = [_result(r, replay) for r in raw["results"]]
     order = {p["id"]: i for i, p in enumerate(catalogue)}
     results.sort(key=lambda r: (order.get(r.property, len(order)), _DTYPES.index(r.dtype)))
@@ -167,6 +168,19 @@ def check(
                                                             m["contract"], max_position))
                 for v in raw["contracts"]}
     return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(results), contracts=verdicts)
+
+
+def _raise_on_call_mismatch(name, rows):
+    """A parameter of fn that pecheck's call never fills is the caller's error, not a finding about
+    fn: one ValueError naming it (the first such case's reason), not a failure per property. A
+    keyword fn merely has no parameter for declines those cases only (their skip says why)."""
+    from ._invoke import CALL_MISMATCH
+
+    for r in rows:
+        message = r.get("message") or ""
+        at = message.find(CALL_MISMATCH)
+        if at >= 0 and "it requires" in message:
+            raise ValueError(f"fn: {name} cannot be called as pecheck calls it: " + message[at:].splitlines()[0])
 
 
 def _result(r, replay):

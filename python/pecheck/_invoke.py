@@ -2,7 +2,13 @@
 call, and the output back to a float32 array of the expected shape, or an exception naming what
 was wrong with it (pecheck._core turns the exception into a failed case)."""
 
+import inspect
+
 import numpy as np
+
+# Starts the reason of a case declined because fn's parameters do not match pecheck's call: check()
+# turns one that names a required parameter pecheck never passes into a ValueError.
+CALL_MISMATCH = "fn's parameters do not match pecheck's call"
 
 # The inputs a function changes when it works in place, per operation.
 _IN_PLACE = {"rope_apply": "x", "learned_add": "x", "rope2d_apply": "x", "mrope_apply": "x"}
@@ -36,6 +42,10 @@ class Invoker:
 
     def __init__(self, fn, framework, in_place):
         self.fn, self.framework, self.in_place = fn, framework, in_place
+        try:  # a builtin or C function may have no signature: it is then called as it is
+            self.signature = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self.signature = None
         if framework == "torch":
             import torch
 
@@ -64,6 +74,31 @@ class Invoker:
             raise TypeError(f"{what} has dtype {out.dtype}, not a floating dtype")
         return out.astype(np.float32)
 
+    def _check_call(self, op, passed):
+        """Declines a case fn's parameters cannot take (pecheck.Unsupported, CALL_MISMATCH first),
+        before calling it: a required parameter pecheck does not pass, or a keyword fn has no
+        parameter for. Not fn's failure: check() names it."""
+        if self.signature is None:
+            return
+        try:
+            self.signature.bind(**passed)
+        except TypeError:
+            from . import Unsupported
+
+            params = self.signature.parameters.values()
+            takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
+            required = [p.name for p in params if p.default is p.empty
+                        and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            missing = [n for n in required if n not in passed]
+            unknown = [] if takes_any else [k for k in passed if k not in self.signature.parameters]
+            what = []
+            if missing:
+                what.append("it requires " + ", ".join(f"'{n}'" for n in missing) + ", which this call does not pass")
+            if unknown:
+                what.append("it takes no " + ", ".join(f"'{n}'" for n in unknown))
+            raise Unsupported(f"{CALL_MISMATCH}: pecheck calls {op} as fn({', '.join(passed)}); "
+                              + ("; ".join(what) or "its positional-only parameters cannot be passed by name"))
+
     def __call__(self, op, dtype, inputs, sizes, spec, out_shape):
         args = {k: self._to_framework(v, dtype) for k, v in inputs.items()}
         kwargs = dict(sizes)
@@ -71,6 +106,7 @@ class Invoker:
             import json
 
             kwargs["spec"] = json.loads(spec)
+        self._check_call(op, {**args, **kwargs})
         returned = self.fn(**args, **kwargs)
         if self.in_place:
             name = _IN_PLACE.get(op)
