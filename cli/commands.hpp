@@ -79,6 +79,10 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
 VerifyRun start_run(const VerifyOptions& o, std::string_view command);
 /// Why a property x dtype is not run against an encoder (a skip result), or nothing.
 using SkipRule = std::function<std::optional<std::string>(const Property&, DType)>;
+/// One property x dtype against a backend in a child process of its own (a crash is a result),
+/// its wall time in `seconds`.
+PropertyResult run_timed(const Property& p, const Backend& b, DType dt, const RunParams& params,
+                         const VerifyOptions& o);
 /// Every selected property x dtype against one backend, each in a child process, into run.
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
                    const VerifyOptions& o, VerifyRun& run, const SkipRule& skip = {});

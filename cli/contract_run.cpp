@@ -2,10 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <iostream>
 
-#include "harness/isolation.hpp"
 #include "properties/registry.hpp"
 
 namespace pecheck::cli {
@@ -45,22 +43,15 @@ void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun&
       const Property* p = find_property(r.property);
       if (p && p->op == key.first && r.dtype == key.second && r.verdict != Verdict::skip) laws.push_back({p, &r});
     }
-    settle_contract(value.first, laws, base, b.name, [&](const Property& p, const RunParams& params) {
-      const auto start = std::chrono::steady_clock::now();
-      PropertyResult r = run_isolated(p, b, key.second, params, {.timeout_s = o.timeout_s});
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      return r;
-    });
+    settle_contract(value.first, laws, base, b.name,
+                    [&](const Property& p, const RunParams& params) { return run_timed(p, b, key.second, params, o); });
   }
 }
 
 void ContractLadder::print() const {
   for (const auto& [key, value] : decided)
-    std::cout << fmt::format("contract {} {}: {}", op_name(key.first), dtype_name(key.second), value.first.describe())
-              << (value.first.laws_below()
-                      ? fmt::format("; the laws comparing calls judged below position {}", value.first.laws_below())
-                      : "")
-              << "\n";
+    std::cout << fmt::format("contract {} {}: {}\n", op_name(key.first), dtype_name(key.second),
+                             value.first.describe());
 }
 
 nlohmann::json ContractLadder::json() const {
@@ -90,10 +81,7 @@ ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>
           [&](tol::RopeContract c) {
             RunParams params{run.seed, run.cases, o.per_rule};
             params.rope_contract = c;
-            const auto start = std::chrono::steady_clock::now();
-            PropertyResult r = run_isolated(agreement, b, dt, params, {.timeout_s = o.timeout_s});
-            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            return r;
+            return run_timed(agreement, b, dt, params, o);
           },
           decided);
       ladder.decided.emplace(std::pair{agreement.op, dt}, std::pair{v, decided});

@@ -130,6 +130,14 @@ VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
   return run;
 }
 
+PropertyResult run_timed(const Property& p, const Backend& b, DType dt, const RunParams& params,
+                         const VerifyOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  PropertyResult r = run_isolated(p, b, dt, params, {.timeout_s = o.timeout_s});
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
                    const VerifyOptions& o, VerifyRun& run, const SkipRule& skip, const ContractLadder& ladder) {
   const Availability a = b.probe();
@@ -145,9 +153,7 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
       } else if (auto done = ladder.ready(*p, dt, b.name, run.seed)) {  // the ladder's agreement, or not judged
         run.results.push_back(std::move(*done));
       } else {  // each property x encoder x dtype in its own child process: a crash is a result
-        const auto start = std::chrono::steady_clock::now();
-        run.results.push_back(run_isolated(*p, b, dt, ladder.params(*p, dt, params), {.timeout_s = o.timeout_s}));
-        run.results.back().seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        run.results.push_back(run_timed(*p, b, dt, ladder.params(*p, dt, params), o));
       }
       if (!o.quiet) progress(run, run.results.back());
     }

@@ -89,6 +89,7 @@ std::string ContractVerdict::describe() const {
   else
     head = fmt::format("meets {}", tol::contract_name(*met));
   for (const ContractMiss& m : misses) head += "; " + miss_text(m);
+  if (laws_below()) head += fmt::format("; the laws comparing calls judged below position {}", laws_below());
   return head;
 }
 
@@ -157,6 +158,7 @@ std::optional<RunParams> params_under(const Property& p, const ContractVerdict& 
 bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base, const std::string& encoder,
                      const std::function<PropertyResult(const Property&, const RunParams&)>& rerun) {
   if (!v.met || v.asked || v.crashed) return false;
+  const auto holds = [](const PropertyResult& r) { return r.verdict != Verdict::fail && r.verdict != Verdict::crash; };
   std::vector<JudgedLaw> failed;
   for (const JudgedLaw& law : laws)
     if (law.result->verdict == Verdict::fail && law.property->id != contract_agreement_id(v.op)) failed.push_back(law);
@@ -167,22 +169,25 @@ bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, Run
   for (auto weaker = std::next(at); weaker != kLadder.end(); ++weaker) {
     ContractVerdict under = v;
     under.met = *weaker;
-    std::vector<PropertyResult> again;
+    std::vector<std::pair<PropertyResult, std::optional<RunParams>>> again;  // each failed law under `weaker`
     for (const JudgedLaw& law : failed) {
       std::string why;
-      const std::optional<RunParams> params = params_under(*law.property, under, base, why);
-      again.push_back(params ? rerun(*law.property, *params)
-                             : skipped_result(*law.property, encoder, v.dtype, base.seed, why));
-      if (again.back().verdict == Verdict::fail || again.back().verdict == Verdict::crash) break;
+      std::optional<RunParams> params = params_under(*law.property, under, base, why);
+      PropertyResult r =
+          params ? rerun(*law.property, *params) : skipped_result(*law.property, encoder, v.dtype, base.seed, why);
+      again.emplace_back(std::move(r), params);
+      if (!holds(again.back().first)) break;
     }
-    if (again.size() < failed.size() || again.back().verdict == Verdict::fail ||
-        again.back().verdict == Verdict::crash) {
-      misses.push_back({*weaker, again.back(), position_in(again.back())});
+    if (!holds(again.back().first)) {
+      misses.push_back({*weaker, again.back().first, position_in(again.back().first)});
       continue;
     }
     v.misses.insert(v.misses.end(), misses.begin(), misses.end());
     v.met = *weaker;
-    for (std::size_t i = 0; i < failed.size(); ++i) *failed[i].result = std::move(again[i]);
+    for (std::size_t i = 0; i < failed.size(); ++i) {
+      *failed[i].result = std::move(again[i].first);
+      if (failed[i].params) *failed[i].params = again[i].second;
+    }
     return true;
   }
   return false;

@@ -48,7 +48,8 @@ struct ContractVerdict {
   /// The ceiling of the laws comparing calls under judged() (tol::rope_law_ceiling), 0 for none
   /// (or where op has no such law judged under a contract).
   std::int64_t laws_below() const;
-  /// "meets fp32-angles; exact fails at position 7 (rope.agrees_with_reference, 3.1 u > 2 u); ..."
+  /// "meets fp32-angles; exact fails at position 7 (rope.agrees_with_reference, 3.1 u > 2 u); ...;
+  /// the laws comparing calls judged below position 524288"
   std::string describe() const;
   nlohmann::json json() const;
 };
@@ -59,10 +60,12 @@ ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract
                                 const std::function<PropertyResult(tol::RopeContract)>& run_agreement,
                                 PropertyResult& decided);
 
-/// A law judged under a verdict: the property and its result, which settle_contract may replace.
+/// A law judged under a verdict: the property and its result, which settle_contract may replace,
+/// and (where the caller keeps them) the params it ran with, replaced with the result.
 struct JudgedLaw {
   const Property* property;
   PropertyResult* result;
+  std::optional<RunParams>* params = nullptr;
 };
 
 /// After the other laws ran under the contract agreement met: one that failed there may hold under

@@ -4,6 +4,7 @@
 // every contract leaves the verdict and the results as they were.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -50,8 +51,9 @@ TEST(ContractSettle, AFailingPerCallLawStepsTheVerdictDownToWhereItHolds) {
   PropertyResult orthogonal = result("rope.orthogonal", Verdict::fail, "error at pos=187");
   PropertyResult inverse = result("rope.inverse", Verdict::pass);
   std::vector<C> asked;
+  std::optional<RunParams> orthogonal_params = RunParams{};
   const std::vector<JudgedLaw> laws = {{&property("rope.agrees_with_reference"), &agreement},
-                                       {&property("rope.orthogonal"), &orthogonal},
+                                       {&property("rope.orthogonal"), &orthogonal, &orthogonal_params},
                                        {&property("rope.inverse"), &inverse}};
   ASSERT_TRUE(settle_contract(v, laws, RunParams{.seed = 3}, "enc", law_holding_from(C::fp32_angles, asked)));
   EXPECT_EQ(v.met, C::fp32_angles);
@@ -62,6 +64,8 @@ TEST(ContractSettle, AFailingPerCallLawStepsTheVerdictDownToWhereItHolds) {
   EXPECT_EQ(v.misses[1].contract, C::dtype_trig);
   EXPECT_EQ(v.misses[1].result.verdict, Verdict::fail);
   EXPECT_EQ(orthogonal.verdict, Verdict::pass);  // replaced by its run under the contract settled on
+  ASSERT_TRUE(orthogonal_params.has_value());
+  EXPECT_EQ(orthogonal_params->rope_contract, C::fp32_angles);  // and so are the params it ran with
   EXPECT_EQ(inverse.verdict, Verdict::pass);
   EXPECT_NE(v.describe().find("meets fp32-angles; exact fails at position 187 (rope.orthogonal"), std::string::npos)
       << v.describe();

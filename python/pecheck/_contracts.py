@@ -37,11 +37,10 @@ class ContractVerdict:
     misses: Tuple[ContractMiss, ...]  # the stricter contracts tried, each with where it failed
     laws_below: Optional[int] = None  # the relational laws' positions were drawn below this (the contract's ceiling)
     note: str = ""  # why no contract was judged (agreement declined or skipped)
-    text: str = ""  # the native side's one-line description
+    text: str = ""  # the native side's one-line description (harness/contract_ladder.cpp describe())
 
     def describe(self) -> str:
-        below = f"; the laws comparing calls judged below position {self.laws_below}" if self.laws_below else ""
-        return self.text + below
+        return self.text
 
 
 def verdict_of(v: dict, replay) -> ContractVerdict:

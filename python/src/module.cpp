@@ -161,18 +161,12 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
       }
       rows.push_back({p, std::move(r), rp});
     }
-    if (verdict) {  // a law failing under the contract agreement met may hold under a weaker one
-      std::vector<JudgedLaw> laws;
-      std::vector<Row*> failed;  // the laws settle_contract re-runs: their row states the contract it settled on
-      for (Row& row : rows) {
-        if (row.params) laws.push_back({row.property, &row.result});
-        if (row.params && row.result.verdict == Verdict::fail && row.property != agreement) failed.push_back(&row);
-      }
-      if (settle_contract(*verdict, laws, params, name,
-                          [&](const Property& p, const RunParams& rp) { return run_one(p, dt, rp); })) {
-        std::string why;
-        for (Row* row : failed) row->params = params_under(*row->property, *verdict, params, why);
-      }
+    if (verdict) {                  // a law failing under the contract agreement met may hold under a weaker one
+      std::vector<JudgedLaw> laws;  // a row settle_contract re-runs states the contract it ran under
+      for (Row& row : rows)
+        if (row.params) laws.push_back({row.property, &row.result, &row.params});
+      settle_contract(*verdict, laws, params, name,
+                      [&](const Property& p, const RunParams& rp) { return run_one(p, dt, rp); });
       verdicts.push_back(verdict->json());
     }
     for (const Row& row : rows) {
