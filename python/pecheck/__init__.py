@@ -174,12 +174,12 @@ def _raise_on_call_mismatch(name, rows):
     """A parameter of fn that pecheck's call never fills is the caller's error, not a finding about
     fn: one ValueError naming it (the first such case's reason), not a failure per property. A
     keyword fn merely has no parameter for declines those cases only (their skip says why)."""
-    from ._invoke import CALL_MISMATCH
+    from ._invoke import CALL_MISMATCH, REQUIRES
 
     for r in rows:
         message = r.get("message") or ""
         at = message.find(CALL_MISMATCH)
-        if at >= 0 and "it requires" in message:
+        if at >= 0 and REQUIRES in message[at:]:
             raise ValueError(f"fn: {name} cannot be called as pecheck calls it: " + message[at:].splitlines()[0])
 
 

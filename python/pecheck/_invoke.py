@@ -9,6 +9,7 @@ import numpy as np
 # Starts the reason of a case declined because fn's parameters do not match pecheck's call: check()
 # turns one that names a required parameter pecheck never passes into a ValueError.
 CALL_MISMATCH = "fn's parameters do not match pecheck's call"
+REQUIRES = "it requires"  # a mismatch naming a required parameter the call does not fill
 
 # The inputs a function changes when it works in place, per operation.
 _IN_PLACE = {"rope_apply": "x", "learned_add": "x", "rope2d_apply": "x", "mrope_apply": "x"}
@@ -46,6 +47,7 @@ class Invoker:
             self.signature = inspect.signature(fn)
         except (TypeError, ValueError):
             self.signature = None
+        self._mismatch = {}  # (op, keywords of a call) -> why fn cannot take them ("" if it can): bound once each
         if framework == "torch":
             import torch
 
@@ -80,11 +82,19 @@ class Invoker:
         parameter for. Not fn's failure: check() names it."""
         if self.signature is None:
             return
-        try:
-            self.signature.bind(**passed)
-        except TypeError:
+        keys = (op, *passed)
+        if keys not in self._mismatch:
+            self._mismatch[keys] = self._why_not(op, passed)
+        if self._mismatch[keys]:
             from . import Unsupported
 
+            raise Unsupported(self._mismatch[keys])
+
+    def _why_not(self, op, passed):
+        try:
+            self.signature.bind(**passed)
+            return ""
+        except TypeError:
             params = self.signature.parameters.values()
             takes_any = any(p.kind is p.VAR_KEYWORD for p in params)
             required = [p.name for p in params if p.default is p.empty
@@ -93,11 +103,11 @@ class Invoker:
             unknown = [] if takes_any else [k for k in passed if k not in self.signature.parameters]
             what = []
             if missing:
-                what.append("it requires " + ", ".join(f"'{n}'" for n in missing) + ", which this call does not pass")
+                what.append(f"{REQUIRES} " + ", ".join(f"'{n}'" for n in missing) + ", which this call does not pass")
             if unknown:
                 what.append("it takes no " + ", ".join(f"'{n}'" for n in unknown))
-            raise Unsupported(f"{CALL_MISMATCH}: pecheck calls {op} as fn({', '.join(passed)}); "
-                              + ("; ".join(what) or "its positional-only parameters cannot be passed by name"))
+            return (f"{CALL_MISMATCH}: pecheck calls {op} as fn({', '.join(passed)}); "
+                    + ("; ".join(what) or "its positional-only parameters cannot be passed by name"))
 
     def __call__(self, op, dtype, inputs, sizes, spec, out_shape):
         args = {k: self._to_framework(v, dtype) for k, v in inputs.items()}

@@ -15,7 +15,6 @@ ONE_ROW = "A one-row learned table broadcasts over a longer sequence"
 COMPASS = "Cohere Compass's rotary module cannot be built from its config class's default"
 NANOCHAT = "nanochat rotates by -p w: a convention pecheck cannot state yet"
 EMPTY_ROW = "A position past BERT's table gives an empty embedding"
-LLAMA3_FP32 = "transformers forms Llama 3's blended frequencies with more fp32 roundings than the contract budgets"
 CAUSES = [
     ("nanochat", "*", "rope.*", NANOCHAT),
     ("*", "yarn-stretched", "rope.agrees_with_reference", YARN_L0),
@@ -29,7 +28,6 @@ CAUSES = [
     ("gptsan-japanese", "default", "learned.agrees_with_reference", GPTSAN),
     ("*", "default", "learned.agrees_with_reference", ONE_ROW, "*learned(max_len=1,*outside=1*accepted*"),
     ("*", "default", "learned.agrees_with_reference", EMPTY_ROW, "*the output has shape (1, 0), expected (1, 1)*"),
-    ("lfm2*", "llama3", "rope.agrees_with_reference", LLAMA3_FP32, "*fp32-angles contract's bound*"),
     ("cohere_compass_text", "default", "KeyError:*", COMPASS),
 ]
 
@@ -90,14 +88,6 @@ EXPLANATIONS = {
         "past the table gets an empty slice, and its embedding, the sum of the token's (1, 1, d) and the positions' "
         "(1, 0, d), broadcasts to an empty sequence: the token disappears, silently, where an index past the table "
         "should fail (an nn.Embedding lookup raises IndexError)."),
-    LLAMA3_FP32: (
-        "A numerical property of transformers' code, and a budget pecheck's contract may have to widen. "
-        "`_compute_llama3_parameters` forms the medium band's frequencies in fp32 through about nine operations "
-        "(wavelength, smooth factor, the blend of inv_freq/factor and inv_freq): measured against 50 digits, pairs in "
-        "that band err by up to 13 u32 (LFM2, d=80, base 1e6), where the fp32-angles contract allows "
-        "|(2p/d) ln b| + 4 u32 for a scaling rule's division or blend (docs/error-model.md rope.pair.fp32_angles): "
-        "11.3 and 12.3 u32 at the pairs that fail. The convention is right (the error is 3% past the bound, at "
-        "positions above 2^14)."),
     ONE_ROW: (
         "A real but degenerate divergence. These embeddings take no past_key_values_length: positions are "
         "`position_ids[:, :L]` of a buffer with one entry per table row. With a table of one row the slice of a "

@@ -74,15 +74,15 @@ def judge(subject, cases=30, seed=pecheck.DEFAULT_SEED, ladder=True, isolate=Tru
         contract = None if len(subject.contracts) > 1 else subject.contracts[0]
         report = _check(subject, fn, cases, seed, isolate=isolate, dtypes=subject.dtypes, contract=contract)
         results = list(report.results)
+        agreement = [r for r in results if r.property.endswith("agrees_with_reference")]
         for dtype in subject.dtypes if pinned else ():
             if dtype in report.contracts:
                 row.contract[dtype] = report.contracts[dtype].met or ""
             else:
-                agree = [r for r in results if r.dtype == dtype and r.property.endswith("agrees_with_reference")]
+                agree = [r for r in agreement if r.dtype == dtype]
                 row.contract[dtype] = contract if agree and all(r.verdict == "pass" for r in agree) else ""
         # Agreement is what says the module computes the stated convention: a run where every case of it
         # was declined (or it could not run) has judged nothing, whatever the other laws say.
-        agreement = [r for r in results if r.property.endswith("agrees_with_reference")]
         if pinned and any(r.verdict == "skip" for r in agreement):
             row.verdict = "INCOMPLETE"
             row.failures += [f"{r.property} {r.dtype} skipped: {r.message}" for r in agreement if r.verdict == "skip"]

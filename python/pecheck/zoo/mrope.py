@@ -15,9 +15,9 @@ from .discover import text_config
 from .rope import head_dim_of, stated_text
 from .subject import NotCallable, Subject
 
+# mrope.relative is bounded under the exact contract only (not judged under a weaker one): shown, not asserted.
 LAWS = dict(contracts=("exact", "dtype-trig", "fp32-angles"), asserted=("mrope.agrees_with_reference",),
-            reported=("mrope.relative",),
-            why_reported="relational law: bounded under the exact contract only (not judged under a weaker one)")
+            reported=("mrope.relative",))
 
 _QWEN3 = ("assignment interleaved: the module writes height into pairs 1, 4, ... < 3 s_h and width into 2, 5, "
           "... < 3 s_w of the temporal row ({name}.recomposition_frequencies, Qwen3-VL's round-robin; the "

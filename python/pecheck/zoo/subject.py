@@ -22,8 +22,7 @@ class Subject:
     dtypes: tuple = ("f32", "bf16")
     contracts: tuple = ("exact",)  # rope.agrees' contracts tried, strongest first
     asserted: tuple = ()  # the property ids the verdict rests on ("*": every one that ran)
-    reported: tuple = ()  # ids that run and are shown, but are not part of the verdict (and why, in `why`)
-    why_reported: str = ""
+    reported: tuple = ()  # ids that run and are shown, but are not part of the verdict (why: beside each list)
     extra: dict = field(default_factory=dict)  # check() keyword arguments beyond the defaults
 
 

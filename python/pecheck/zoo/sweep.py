@@ -92,10 +92,8 @@ def _judge_in_child(subject, cases, seed, ladder):
         except BaseException as e:  # noqa: BLE001 - the row says what ended its process
             code = 1
             try:
-                row = judge.Row(subject.arch, subject.family, subject.variant, subject.module, subject.stated,
-                                subject.quirk, judge.reading(subject.convention), verdict="ERROR")
-                row.failures.append(f"crash: the row's process raised {type(e).__name__}: "
-                                    f"{str(e).splitlines()[0][:300] if str(e) else ''}")
+                row = _crashed(subject, 0, 0.0, f"the row's process raised {type(e).__name__}: "
+                                                f"{str(e).splitlines()[0][:300] if str(e) else ''}")
                 with os.fdopen(w, "wb") as f:
                     f.write(pickle.dumps(asdict(row)))
             except BaseException:  # noqa: BLE001 - the pipe is gone: the parent reports a silent child

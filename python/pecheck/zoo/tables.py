@@ -23,7 +23,6 @@ SINUSOID_LAWS = dict(
     contracts=("exact", "dtype-trig", "fp32-angles"),
     asserted=("sinusoidal.agrees_with_reference", "sinusoidal.bounds"),
     reported=("sinusoidal.shift_linearity", "sinusoidal.offset_inner_product", "sinusoidal.injectivity"),
-    why_reported="relational laws: bounded under the exact contract only (not judged under a weaker one)",
 )
 
 FAIRSEQ = ("fairseq's get_embedding: frequencies 10000^(-i/(d/2-1)), sin half then cos half, a zero row at "
