@@ -20,11 +20,14 @@ constexpr std::array kLadder = {tol::RopeContract::exact, tol::RopeContract::dty
 constexpr std::array<std::string_view, 3> kRelational = {"rope.relative", "rope.composition", "rope.offset_invariance"};
 // Laws that compare calls with no bound derived under a weaker contract yet: not judged under one,
 // never judged by the exact contract's bound (a correct fp32-angle encoder would fail them).
-constexpr std::array<std::string_view, 7> kUnderived = {
-    "rope.linear_scaling",          "rope.ntk_base",
-    "rope.scaled_frequency_bounds", "mrope.relative",
-    "sinusoidal.shift_linearity",   "sinusoidal.offset_inner_product",
-    "sinusoidal.injectivity"};
+constexpr std::array<std::string_view, 8> kUnderived = {"rope.linear_scaling",
+                                                        "rope.ntk_base",
+                                                        "rope.scaled_frequency_bounds",
+                                                        "mrope.relative",
+                                                        "rope2d.relative",
+                                                        "sinusoidal.shift_linearity",
+                                                        "sinusoidal.offset_inner_product",
+                                                        "sinusoidal.injectivity"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& ids, const std::string& id) {
@@ -60,6 +63,8 @@ std::string_view contract_agreement_id(Op op) {
       return "mrope.agrees_with_reference";
     case Op::sinusoidal_table:
       return "sinusoidal.agrees_with_reference";
+    case Op::rope2d_apply:
+      return "rope2d.agrees_with_reference";
     default:
       return {};
   }

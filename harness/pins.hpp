@@ -21,6 +21,7 @@ struct Pins {
   std::function<void(ShawSpec&)> shaw;
   std::function<void(T5Spec&)> t5;
   std::function<void(MropeSpec&)> mrope;
+  std::function<void(Rope2dSpec&)> rope2d;
 
   bool pins(Op op) const {
     switch (op) {
@@ -36,6 +37,8 @@ struct Pins {
         return static_cast<bool>(t5);
       case Op::mrope_apply:
         return static_cast<bool>(mrope);
+      case Op::rope2d_apply:
+        return static_cast<bool>(rope2d);
       default:
         return false;
     }
@@ -57,6 +60,9 @@ struct Pins {
   }
   void apply(MropeSpec& s) const {
     if (mrope) mrope(s);
+  }
+  void apply(Rope2dSpec& s) const {
+    if (rope2d) rope2d(s);
   }
 };
 

@@ -38,10 +38,11 @@ rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen() {
 
 rc::Gen<Rope2dSpec> rope2d_spec_gen() {
   return rc::gen::apply(
-      [](int d, double base, RopeLayout l) {
-        return Rope2dSpec{d, base, l};
+      [](int d, double base, RopeLayout l, Rope2dPairing pairing) {
+        return Rope2dSpec{d, base, l, pairing};
       },
-      width_by_4(256), rc::gen::oneOf(rc::gen::just(100.0), gen::base()), gen::rope_layout());
+      width_by_4(256), rc::gen::oneOf(rc::gen::just(100.0), gen::base()), gen::rope_layout(),
+      rc::gen::element(Rope2dPairing::per_half, Rope2dPairing::whole_head));
 }
 
 template rc::Gen<Sinusoidal2dCase> grid_case_gen(rc::Gen<Sinusoidal2dSpec>, int);

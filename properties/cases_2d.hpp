@@ -45,7 +45,7 @@ rc::Gen<GridCase<Spec>> grid_case_gen(rc::Gen<Spec> spec, int tokens);
 /// A width divisible by 4 up to 256, any base, either layout.
 rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen();
 
-/// Axial RoPE: RoPE-ViT's base 100 often, else the 1-D bases.
+/// Axial RoPE: RoPE-ViT's base 100 often, else the 1-D bases; either layout, either pairing.
 rc::Gen<Rope2dSpec> rope2d_spec_gen();
 
 /// x rotated by the encoder's 2-D RoPE to (rows, cols); failure set on unclean outputs.

@@ -52,7 +52,8 @@ Property rope2d_relative() {
        .statement =
            "Axial RoPE scores depend only on (r1 - r2, c1 - c2): moving both tokens by (t, s) changes nothing.",
        .family = Family::rope2d,
-       .op = Op::rope2d_apply},
+       .op = Op::rope2d_apply,
+       .pinnable = true},
       cases, check);
 }
 

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -32,23 +35,51 @@ struct Sinusoidal2dSpec {
   }
 };
 
-/// 2-D RoPE, the axial scheme (Heo et al. 2024, RoPE-Axial): dims [0, d/2) of a head rotated as 1-D RoPE of
-/// width d/2 at the row, dims [d/2, d) at the column, same base and layout in each half.
+/// Which dims of a head 2-D RoPE pairs. per_half: RoPE-Axial (Heo et al. 2024), each half-head a 1-D
+/// RoPE of width d/2 in the layout, the first by the row and the second by the column. whole_head:
+/// Qwen2-VL's vision tower (and the transformers 5 vision towers built like it), one 1-D RoPE over
+/// the whole head in the layout, its d/2 pair angles the row's d/4 frequencies then the column's.
+/// The interleaved layout pairs (2p, 2p + 1) either way, so the two differ only in half_split:
+/// whole_head's row pairs are (p, p + d/2), per_half's (p, p + d/4).
+enum class Rope2dPairing { per_half, whole_head };
+
+inline std::string_view pairing_name(Rope2dPairing p) {
+  return p == Rope2dPairing::per_half ? "per_half" : "whole_head";
+}
+
+/// 2-D RoPE, axial: pairs rotated by the row or the column (pairing), both axes with frequencies
+/// base^(-4k/d), k < d/4 (those of a 1-D RoPE of width d/2).
 struct Rope2dSpec {
   int head_dim = 64;
   double base = 100.0;
   RopeLayout layout = RopeLayout::interleaved;
+  Rope2dPairing pairing = Rope2dPairing::per_half;
 
   void validate() const {
     if (head_dim <= 0 || head_dim % 4 != 0)
       throw std::invalid_argument(fmt::format("2-D RoPE head_dim must be a positive multiple of 4, got {}", head_dim));
     axis().validate();
   }
-  /// The 1-D RoPE each half of a head gets.
+  /// The 1-D RoPE each axis uses (per_half: each half of a head gets it).
   RopeSpec axis() const { return {head_dim / 2, head_dim / 2, base, layout}; }
+  /// Whether the row pairs are (p, p + d/2), not (p, p + d/4): the two pairings differ.
+  bool pairs_whole_head() const { return pairing == Rope2dPairing::whole_head && layout == RopeLayout::half_split; }
   std::string describe() const {
-    return fmt::format("rope2d(layout={},d={},base={})", layout_name(layout), head_dim, short_number(base));
+    return fmt::format("rope2d(layout={},d={},base={}{})", layout_name(layout), head_dim, short_number(base),
+                       pairing == Rope2dPairing::per_half ? "" : ",pairing=whole_head");
   }
 };
+
+/// Exchanges the second and third quarters of every head of x (heads of head_dim values). In the
+/// half_split layout this maps whole_head's row pair (p, p + d/2) and column pair (d/4 + p, 3d/4 + p)
+/// onto per_half's (p, d/4 + p) and (d/2 + p, 3d/4 + p), and back: it is its own inverse.
+template <class T>
+void exchange_middle_quarters(std::span<T> x, int head_dim) {
+  const std::size_t hd = static_cast<std::size_t>(head_dim), q = hd / 4;
+  for (std::size_t head = 0; head + hd <= x.size(); head += hd)
+    std::swap_ranges(x.begin() + static_cast<std::ptrdiff_t>(head + q),
+                     x.begin() + static_cast<std::ptrdiff_t>(head + 2 * q),
+                     x.begin() + static_cast<std::ptrdiff_t>(head + 2 * q));
+}
 
 }  // namespace pecheck

@@ -14,6 +14,7 @@
 #include "impl/avx2/storage.hpp"
 #include "impl/avx512/kernels.hpp"
 #include "impl/mrope_by_axes.hpp"
+#include "impl/rope2d_by_halves.hpp"
 #include "interface/shapes.hpp"
 
 namespace pecheck {
@@ -170,16 +171,16 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const Rope2dApply& c) override {
-    const auto& [s, dt, heads, rows, cols, x] = c;
-    shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
-    with_type(dt, [&]<class T>(T) {
-      Native<T> xs(x);
-      const int hd = s.head_dim, td = heads * hd;
-      const Heads<T> row_half[] = {{xs.data(), rows.size(), heads, td, hd}};
-      const Heads<T> col_half[] = {{xs.data() + hd / 2, cols.size(), heads, td, hd}};
-      rope_apply<I, T>(s.axis(), rows, row_half);
-      rope_apply<I, T>(s.axis(), cols, col_half);
-      xs.write_back();
+    rope2d_by_halves(c, [&](const Rope2dSpec& s, std::span<float> x) {
+      with_type(c.dtype, [&]<class T>(T) {
+        Native<T> xs(x);
+        const int hd = s.head_dim, td = c.heads * hd;
+        const Heads<T> row_half[] = {{xs.data(), c.rows.size(), c.heads, td, hd}};
+        const Heads<T> col_half[] = {{xs.data() + hd / 2, c.cols.size(), c.heads, td, hd}};
+        rope_apply<I, T>(s.axis(), c.rows, row_half);
+        rope_apply<I, T>(s.axis(), c.cols, col_half);
+        xs.write_back();
+      });
     });
   }
   void run(const MropeApply& c) override {

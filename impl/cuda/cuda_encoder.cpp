@@ -8,6 +8,7 @@
 #include "impl/alibi_slopes.hpp"
 #include "impl/cuda/kernels.hpp"
 #include "impl/mrope_by_axes.hpp"
+#include "impl/rope2d_by_halves.hpp"
 #include "impl/rope_frequencies.hpp"
 #include "interface/shapes.hpp"
 
@@ -135,12 +136,11 @@ class CudaEncoder final : public Encoder {
   }
 
   void run(const Rope2dApply& c) override {
-    const auto& [s, dt, heads, rows, cols, x] = c;
-    s.validate();
-    shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
-    const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s.axis());
-    launcher_.rope2d_apply(storage(dt), heads, s.head_dim, s.layout == RopeLayout::interleaved, rows.data(),
-                           cols.data(), rows.size(), freqs.data(), x.data());
+    rope2d_by_halves(c, [&](const Rope2dSpec& s, std::span<float> x) {
+      const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s.axis());
+      launcher_.rope2d_apply(storage(c.dtype), c.heads, s.head_dim, s.layout == RopeLayout::interleaved, c.rows.data(),
+                             c.cols.data(), c.rows.size(), freqs.data(), x.data());
+    });
   }
   void run(const MropeApply& c) override {
     mrope_by_axes(c, [&](const RopeSpec& s, std::span<const std::int64_t> positions, std::span<float> x) {

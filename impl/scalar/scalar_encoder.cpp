@@ -1,5 +1,6 @@
 #include "impl/scalar/scalar_encoder.hpp"
 
+#include "impl/rope2d_by_halves.hpp"
 #include "impl/scalar/kernels.hpp"
 
 namespace pecheck {
@@ -40,8 +41,9 @@ class ScalarEncoder final : public Encoder {
     scalar::sinusoidal2d_table(s, dt, rows, cols, out);
   }
   void run(const Rope2dApply& c) override {
-    const auto& [s, dt, heads, rows, cols, x] = c;
-    scalar::rope2d_apply(s, dt, heads, rows, cols, x);
+    rope2d_by_halves(c, [&](const Rope2dSpec& s, std::span<float> x) {
+      scalar::rope2d_apply(s, c.dtype, c.heads, c.rows, c.cols, x);
+    });
   }
   void run(const MropeApply& c) override {
     scalar::mrope_apply(c.spec, c.dtype, c.heads, c.temporal, c.height, c.width, c.x);

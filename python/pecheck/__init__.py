@@ -104,7 +104,7 @@ def check(
     isolate: run each property x dtype in a forked child, so that a crash in fn is a result.
     max_position: the largest position fn takes (a table of max_position + 1 rows); drawn positions
     are drawn below half of it so that sums of two stay within it. Default: up to 2^24 - 1.
-    contract: what the agreement of rope, mrope and sinusoidal judges by, and the bounds of the laws
+    contract: what the agreement of rope, mrope, rope2d and sinusoidal judges by, and the bounds of the laws
     that build on it: "exact" (2u), "dtype-trig" (cos and sin stored in the dtype) or "fp32-angles"
     (angles formed in fp32; the bound grows with the angle). None (the default): per dtype, the
     strongest of the three that agreement meets; the report's `contracts` says which, and where each

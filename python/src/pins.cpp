@@ -247,6 +247,30 @@ void pin_mrope(Pins& pins, const Json& c) {
   validate_pinned(pins, MropeSpec{});
 }
 
+void pin_rope2d(Pins& pins, const Json& c) {
+  // Spec field names: the layout of each axis's RoPE, and which dims it pairs (whole_head: Qwen2-VL's
+  // vision tower, one rotate_half over the head; per_half: RoPE-Axial, each half-head its own).
+  only_keys(c, {"head_dim", "base", "layout", "pairing"}, Op::rope2d_apply);
+  const auto head_dim = field<int>(c, "head_dim");
+  const auto base = field<double>(c, "base");
+  const auto layout = named<RopeLayout>(
+      c, "layout", {{"half_split", RopeLayout::half_split}, {"interleaved", RopeLayout::interleaved}});
+  const auto pairing = named<Rope2dPairing>(
+      c, "pairing", {{"per_half", Rope2dPairing::per_half}, {"whole_head", Rope2dPairing::whole_head}});
+  if (!base) bad("2-D RoPE needs 'base' (HF: rope_parameters['rope_theta'])");
+  if (!layout) bad("2-D RoPE needs 'layout': half_split (rotate_half) or interleaved (pairs 2i, 2i + 1)");
+  if (*layout == RopeLayout::half_split && !pairing)
+    bad("2-D RoPE in half_split needs 'pairing': whole_head (one rotate_half over the head, angles [rows, "
+        "columns]: Qwen2-VL's vision tower) or per_half (each half-head its own rotate_half: RoPE-Axial)");
+  pins.rope2d = [=](Rope2dSpec& s) {
+    if (head_dim) s.head_dim = *head_dim;
+    s.base = *base;
+    s.layout = *layout;
+    s.pairing = pairing.value_or(Rope2dPairing::per_half);
+  };
+  validate_pinned(pins, Rope2dSpec{});
+}
+
 }  // namespace
 
 std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) {
@@ -270,6 +294,9 @@ std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) 
       break;
     case Op::mrope_apply:
       pin_mrope(*pins, convention);
+      break;
+    case Op::rope2d_apply:
+      pin_rope2d(*pins, convention);
       break;
     case Op::learned_add:  // x + table[positions]: nothing to state beyond the inputs
       if (convention.empty()) return nullptr;

@@ -73,7 +73,10 @@ Json spec_json(const Sinusoidal2dSpec& s) {
 }
 
 Json spec_json(const Rope2dSpec& s) {
-  return {{"head_dim", s.head_dim}, {"base", s.base}, {"layout", str(layout_name(s.layout))}};
+  return {{"head_dim", s.head_dim},
+          {"base", s.base},
+          {"layout", str(layout_name(s.layout))},
+          {"pairing", str(pairing_name(s.pairing))}};
 }
 
 Json spec_json(const MropeSpec& s) {

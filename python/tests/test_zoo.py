@@ -41,6 +41,9 @@ if V5:
         ("qwen2_vl_text", "default"): "PASS",  # M-RoPE, sections [16, 24, 24], sectioned by the rotary module
         ("qwen3_vl_text", "default"): "PASS",  # M-RoPE, Qwen3-VL's round-robin assignment
         ("glm4v_text", "default"): "PASS",  # M-RoPE on the rotated half of the head, GLM's pairs
+        ("qwen2_vl_vision", "default"): "PASS",  # 2-D RoPE, one rotate_half over the whole head
+        ("step3p5_vision", "default"): "PASS",  # the same, columns first
+        ("sam2_video", "default"): "PASS",  # 2-D RoPE, interleaved pairs
         ("bert", "default"): "FAIL",  # a position past the table gives an empty row (findings.EMPTY_ROW)
         ("nanochat", "default"): "FAIL",  # turns by -p w (findings.NANOCHAT)
     })
@@ -154,7 +157,7 @@ if V5:
     LEFT_OUT += [
         ("pixtral", "rope2d"),
         ("qwen2_vl", "composite"),  # its text model is qwen2_vl_text
-        ("qwen2_vl_vision", "rope2d"),
+        ("kimi_k25_vision", "rope2d"),  # its axes alternate per frequency: no rope2d pairing states it
         ("gemma4_assistant", "composite"),  # its config class's default fails strict validation: said, not lost
     ]
 
@@ -165,6 +168,21 @@ def test_an_architecture_left_out_says_why(arch, family):
     assert isinstance(skip, Skip) and skip.family == family and skip.reason
     if arch == "gemma4_assistant":
         assert "cannot be built with its defaults" in skip.reason
+
+
+@pytest.mark.skipif(not V5, reason="transformers 4.49's vision towers have no axial rotary module")
+def test_a_vision_tower_under_the_wrong_pairing_fails():
+    # The zoo's form is what makes Qwen2-VL's tower pass: stated per_half (RoPE-Axial's pairs), the same
+    # module fails agreement, so the PASS above is not one every 2-D RoPE would get.
+    import dataclasses
+
+    from pecheck.zoo import judge
+
+    (subject,) = sweep.find("qwen2_vl_vision")
+    assert subject.convention["pairing"] == "whole_head" and subject.convention["layout"] == "half_split"
+    wrong = dataclasses.replace(subject, convention={**subject.convention, "pairing": "per_half"})
+    row = judge.judge(wrong, cases=CASES, ladder=False)
+    assert row.verdict == "FAIL" and "rope2d.agrees_with_reference" in row.failures[0], row.failures
 
 
 def test_a_failure_without_a_written_cause_is_unexplained():

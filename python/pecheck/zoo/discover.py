@@ -81,6 +81,13 @@ def _defined_in(module, cls):
     return inspect.isclass(cls) and cls.__module__ == module.__name__
 
 
+def _two_dimensional(cls):
+    """A vision tower's rotary class that is not a 1-D RoPE over a sequence: a Vision one without
+    transformers 5's compute_default_rope_parameters (DeepSeek-OCR 2's vision encoder, a decoder run as
+    an encoder, rotates its patch sequence by a plain RoPE)."""
+    return "Vision" in cls.__name__ and not hasattr(cls, "compute_default_rope_parameters")
+
+
 def _rotary_names(src):
     return set(re.findall(r"\b(\w*Rotary\w*Embedding\w*)\(", src))
 
@@ -99,7 +106,7 @@ def rotary_class_for(module, config):
             except (OSError, TypeError):
                 continue
     classes = [getattr(module, n) for n in sorted(found) if _defined_in(module, getattr(module, n, None))]
-    classes = [c for c in classes if "Vision" not in c.__name__]
+    classes = [c for c in classes if not _two_dimensional(c)]
     if len(classes) == 1:
         return classes[0]
     if found:  # only vision rotary modules (a 2-D RoPE over image patches): see vision_rotary()

@@ -113,8 +113,8 @@ WRITTEN = {
                    "'relative') returns cos and sin for the whole sequence, which its self-attention applies inline: "
                    "no apply function to call") for m in ("wav2vec2_bert", "wav2vec2_conformer")},
     "efficientloftr": ("rope2d", "2-D RoPE over the coarse feature map (EfficientLoFTRRotaryEmbedding.forward(x) makes "
-                                 "row and column angles from the map's shape): pecheck.check takes no pinned rope2d "
-                                 "convention yet"),
+                                 "row and column angles from the map's shape): no positions to give it, so the zoo "
+                                 "does not call it"),
 }
 
 

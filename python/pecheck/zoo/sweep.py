@@ -10,7 +10,7 @@ import time
 import warnings
 from dataclasses import asdict
 
-from . import (bias, decoders, discover, embeddings, judge, mrope, others, rope, rope_tables, tables)
+from . import (bias, decoders, discover, embeddings, judge, mrope, others, rope, rope_tables, tables, vision)
 from .subject import NotCallable, Skip
 
 # Every builder is asked; for one family and variant the first that finds it wins (find()).
@@ -18,6 +18,7 @@ FAMILY_BUILDERS = (
     rope.config_style, rope.dim_style, rope_tables.table_style, rope_tables.interleaved_sinusoid_style,
     rope_tables.sequence_style, mrope.subjects, bias.alibi_subjects, bias.t5_subjects, tables.sinusoid_subjects,
     tables.sinusoid_function_subjects, tables.learned_class_subjects, embeddings.subjects, decoders.subjects,
+    vision.subjects,
 )
 
 # A row that runs longer than this is killed and reported as hung (the slowest rows take ~10 s).
@@ -52,9 +53,9 @@ def find(arch):
         return list(first.values())
     vision = discover.vision_rotary(module, discover.text_config(config))
     if vision:
-        return Skip(arch, "rope2d", f"2-D RoPE over the image patches ({', '.join(vision)}): pecheck.check takes no "
-                                   "pinned rope2d convention yet, so a vision tower's RoPE is not checked under its "
-                                   "config")
+        why = next((e for e in errors if e.startswith(tuple(vision))), None) or \
+            "not the axial module (compute_axial_rope_parameters) of transformers 5's vision towers"
+        return Skip(arch, "rope2d", f"2-D RoPE over the image patches ({', '.join(vision)}) not checked: {why}")
     owner = discover.rotary_owner(arch, module, discover.text_config(config))
     if owner is not None:
         return Skip(arch, "composite", f"its rotary module, {owner[1]}, is built from `{owner[0]}`'s config "

@@ -24,18 +24,6 @@ def coverage(rows, skips):
                 families=collections.Counter(f for _, f in {(r.arch, r.family) for r in rows}))
 
 
-def _without_rope2d(c):
-    """The share once the vision towers' 2-D RoPE is set aside: pecheck.check pins no rope2d convention yet,
-    so none of them can be checked, and the share says how much of the rest is."""
-    rope2d = [s for s in c["known_skipped"] if s.family == "rope2d"]
-    if not rope2d:
-        return []
-    rest = c["known"] - len(rope2d)
-    return [f"- Of those not checked, {len(rope2d)} are a vision tower's 2-D RoPE (`rope2d`), which `pecheck.check` "
-            f"cannot pin to a convention yet: the other known families are checked in {c['checked']} of {rest} "
-            f"({100.0 * c['checked'] / max(rest, 1):.0f}%)."]
-
-
 def markdown(rows, skips, meta):
     c = coverage(rows, skips)
     share = 100.0 * c["checked"] / max(c["known"], 1)
@@ -57,7 +45,6 @@ def markdown(rows, skips, meta):
         f"- With a positional module of a family pecheck knows: **{c['known']}**; checked: **{c['checked']}** "
         f"({share:.0f}%), in {len(rows)} rows (the default config, one row per attention layer type where the config "
         "states a RoPE per type, and each rope_scaling rule once per distinct rotary implementation).",
-        *_without_rope2d(c),
         "- Checked architectures, by family: "
         + ", ".join(f"{f} {n}" for f, n in sorted(c["families"].items(), key=lambda kv: -kv[1])) + ".",
         f"- Verdicts: " + ", ".join(f"{v} {n}" for v, n in collections.Counter(r.verdict for r in rows).most_common())
