@@ -44,6 +44,7 @@ if V5:
         ("qwen2_vl_vision", "default"): "PASS",  # 2-D RoPE, one rotate_half over the whole head
         ("step3p5_vision", "default"): "PASS",  # the same, columns first
         ("sam2_video", "default"): "PASS",  # 2-D RoPE, interleaved pairs
+        ("wav2vec2-conformer", "rotary"): "PASS",  # cos/sin rows of a sequence, the attention's own apply
         ("bert", "default"): "FAIL",  # a position past the table gives an empty row (findings.EMPTY_ROW)
         ("nanochat", "default"): "FAIL",  # turns by -p w (findings.NANOCHAT)
     })
@@ -158,6 +159,7 @@ if V5:
         ("pixtral", "rope2d"),
         ("qwen2_vl", "composite"),  # its text model is qwen2_vl_text
         ("kimi_k25_vision", "rope2d"),  # its axes alternate per frequency: no rope2d pairing states it
+        ("blt", "composite"),  # its local and global parts are model_types of their own
         ("gemma4_assistant", "composite"),  # its config class's default fails strict validation: said, not lost
     ]
 

@@ -158,10 +158,8 @@ def _config_annotation(cls):
         return None
 
 
-def vision_rotary(module, config):
-    """The rotary classes of a vision tower (a 2-D RoPE over image patches) that the classes built from
-    `config` instantiate: a family pecheck.check has no pinned convention for yet. A config is a vision
-    tower's when it states a patch or image size, or its rotary classes are all Vision ones."""
+def rotary_built(module, config):
+    """The names of the module's rotary classes that the classes built from `config` instantiate."""
     from .others import config_classes
 
     names = set()
@@ -171,12 +169,34 @@ def vision_rotary(module, config):
                 names |= set(re.findall(r"\b(\w*(?:Rotary|Rope)\w*)\(", inspect.getsource(c.__init__)))
             except (OSError, TypeError):
                 continue
-    names = {n for n in names if _defined_in(module, getattr(module, n, None))}
+    return {n for n in names if _defined_in(module, getattr(module, n, None))}
+
+
+def vision_rotary(module, config):
+    """The rotary classes of a vision tower (a 2-D RoPE over image patches) that the classes built from
+    `config` instantiate. A config is a vision tower's when it states a patch or image size, or its
+    rotary classes are all Vision ones."""
+    names = rotary_built(module, config)
     image = any(getattr(config, k, None) for k in ("patch_size", "image_size")) or \
         "vision" in type(config).__name__.lower()
     if names and (image or all("Vision" in n or "ViT" in n for n in names)):
         return sorted(names)
     return []
+
+
+def parts_building(arch, module, config, names):
+    """The parts (model_types, as parts()) whose own configs build one of the rotary classes `names`:
+    BLT's local encoder builds BltRotaryEmbedding, DeepSeek-OCR 2's encoder its vision rotary, while
+    Sapiens2's head builds none of its backbone's."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    by_class = {n: t for t, n in CONFIG_MAPPING_NAMES.items() if t != arch}
+    found = []
+    for key, value in sorted(vars(config).items()):
+        t = by_class.get(type(value).__name__) if hasattr(value, "to_dict") else None
+        if t and t not in found and rotary_built(module, value) & set(names):
+            found.append(t)
+    return found
 
 
 def parts(arch, config):

@@ -109,9 +109,6 @@ def _closure(module, classes):
 
 # Modules whose positions the zoo reads but whose form no pattern names, written after reading them.
 WRITTEN = {
-    **{m: ("rope", "the conformer's rotary embedding (position_embeddings_type='rotary'; the class default is "
-                   "'relative') returns cos and sin for the whole sequence, which its self-attention applies inline: "
-                   "no apply function to call") for m in ("wav2vec2_bert", "wav2vec2_conformer")},
     "efficientloftr": ("rope2d", "2-D RoPE over the coarse feature map (EfficientLoFTRRotaryEmbedding.forward(x) makes "
                                  "row and column angles from the map's shape): no positions to give it, so the zoo "
                                  "does not call it"),

@@ -10,7 +10,8 @@ import time
 import warnings
 from dataclasses import asdict
 
-from . import (bias, decoders, discover, embeddings, judge, mrope, others, rope, rope_tables, tables, vision)
+from . import (bias, conformer, decoders, discover, embeddings, judge, mrope, others, rope, rope_tables, tables,
+               vision)
 from .subject import NotCallable, Skip
 
 # Every builder is asked; for one family and variant the first that finds it wins (find()).
@@ -18,7 +19,7 @@ FAMILY_BUILDERS = (
     rope.config_style, rope.dim_style, rope_tables.table_style, rope_tables.interleaved_sinusoid_style,
     rope_tables.sequence_style, mrope.subjects, bias.alibi_subjects, bias.t5_subjects, tables.sinusoid_subjects,
     tables.sinusoid_function_subjects, tables.learned_class_subjects, embeddings.subjects, decoders.subjects,
-    vision.subjects,
+    vision.subjects, conformer.subjects,
 )
 
 # A row that runs longer than this is killed and reported as hung (the slowest rows take ~10 s).
@@ -52,6 +53,10 @@ def find(arch):
             first.setdefault((s.family, s.variant), s)
         return list(first.values())
     vision = discover.vision_rotary(module, discover.text_config(config))
+    building = discover.parts_building(arch, module, config, vision) if vision else []
+    if building:  # BLT's local encoder, DeepSeek-OCR 2's encoder: checked in the part that builds it
+        return Skip(arch, "composite", f"its rotary module, {', '.join(vision)}, is built by its parts "
+                    + ", ".join(f"`{t}`" for t in building) + " (model_types of this sweep, checked there)")
     if vision:
         why = next((e for e in errors if e.startswith(tuple(vision))), None) or \
             "not the axial module (compute_axial_rope_parameters) of transformers 5's vision towers"

@@ -150,3 +150,4 @@ def subjects(arch, module, config_cls):
     name = f"{cls.__name__} (position_ids (n, 2)) + {form.apply}"
     quirk = form.quirk if form.exemplar == arch else f"{form.quirk} (the form of {form.exemplar}'s code)"
     return [Subject(arch, "rope2d", "default", "rope2d", build, conv, stated, name, quirk, **LAWS)]
+
