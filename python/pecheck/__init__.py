@@ -8,13 +8,17 @@ or, in a test, ``pecheck.assert_holds(...)`` with the same arguments (pecheck.te
 function's signature per operation, the conventions and the isolation are in docs/python.md.
 """
 
+import collections.abc
 import fnmatch
 import json
 import math
 import os
 import sys
+from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from ._contracts import CONTRACTS, ContractMiss, ContractVerdict, verdict_of
+from ._dtypes import DTYPES as _DTYPES
+from ._dtypes import dtype_name
 from ._report import Report, Result
 
 __version__ = "0.1.0"
@@ -42,7 +46,6 @@ OPERATIONS = {
     "rope2d": "rope2d_apply",
     "mrope": "mrope_apply",
 }
-_DTYPES = ("f32", "bf16", "f16")
 _FRAMEWORKS = ("numpy", "torch")
 
 
@@ -81,23 +84,25 @@ def _mode(convention):
 
 
 def check(
-    fn,
-    op="rope",
-    convention=None,
+    fn: Callable[..., Any],
+    op: str = "rope",
+    convention: Union[Mapping[str, Any], str, None] = None,
     *,
-    dtypes=("f32", "bf16", "f16"),
-    cases=100,
-    seed=None,
-    properties="*",
-    framework="numpy",
-    in_place=False,
-    isolate=True,
-    timeout=300.0,
-    max_position=None,
-    contract=None,
-):
+    dtypes: Union[Iterable[Any], str, Any] = ("f32", "bf16", "f16"),
+    cases: int = 100,
+    seed: Optional[int] = None,
+    properties: str = "*",
+    framework: str = "numpy",
+    in_place: bool = False,
+    isolate: bool = True,
+    timeout: float = 300.0,
+    max_position: Optional[int] = None,
+    contract: Optional[str] = None,
+) -> Report:
     """Runs every property of `op` that applies to `fn` and returns a Report.
 
+    dtypes: any of f32, bf16, f16, as pecheck, NumPy or torch name them (torch.bfloat16, "float16"); the
+    report names them f32, bf16, f16.
     convention: None (opaque: the convention-free properties only), a dict (the one convention fn
     implements: HF's words for RoPE, spec field names otherwise), or "spec" (fn honours every spec
     and receives it as `spec=`). seed: the run's seed (default: PECHECK_SEED, else DEFAULT_SEED).
@@ -114,11 +119,11 @@ def check(
     if op not in OPERATIONS and op not in OPERATIONS.values():
         raise ValueError(f"op: '{op}' is not one of {', '.join(OPERATIONS)}")
     full_op = OPERATIONS.get(op, op)
-    if isinstance(dtypes, str):
-        dtypes = (dtypes,)
-    dtypes = tuple(dtypes)
-    if not dtypes or any(d not in _DTYPES for d in dtypes):
-        raise ValueError(f"dtypes: {dtypes!r} must be a non-empty sequence of f32, bf16, f16")
+    if isinstance(dtypes, str) or not isinstance(dtypes, collections.abc.Iterable):
+        dtypes = (dtypes,)  # one name, or one torch or NumPy dtype
+    dtypes = tuple(dict.fromkeys(dtype_name(d) for d in dtypes))
+    if not dtypes:
+        raise ValueError("dtypes: an empty sequence (name at least one of f32, bf16, f16)")
     if isinstance(cases, bool) or not isinstance(cases, int) or cases < 1:
         raise ValueError(f"cases: {cases!r} must be an integer >= 1")
     if seed is None:
@@ -215,7 +220,8 @@ def _replay(name, op, convention, framework, in_place, max_position, contract, s
     return f"pecheck.check({', '.join(args)})  # under pytest: --pecheck-seed {seed}"
 
 
-def assert_holds(fn, op="rope", convention=None, **kwargs):
+def assert_holds(fn: Callable[..., Any], op: str = "rope", convention: Union[Mapping[str, Any], str, None] = None,
+                 **kwargs: Any) -> Report:
     """check(), then fails (AssertionError) with every failing property's statement, shrunk
     counterexample, error against bound, page and replay line. Returns the Report when it holds."""
     from .testing import assert_holds as _assert_holds

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
 from ._contracts import ContractVerdict
+from ._dtypes import dtype_name
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ class Report:
         return not any(r.verdict != "skip" for r in self.results)
 
     def contract(self, dtype="f32"):
-        """The strongest contract `dtype` meets ("exact", "dtype-trig", "fp32-angles"), None if none."""
+        """The strongest contract `dtype` meets ("exact", "dtype-trig", "fp32-angles"), None if none;
+        dtype as check() takes it (torch.bfloat16 too)."""
+        dtype = dtype_name(dtype)
         if dtype not in self.contracts:
             raise KeyError(f"no contract verdict for {dtype} (the operation has none, or it was not run)")
         return self.contracts[dtype].met
@@ -87,6 +90,7 @@ class Report:
         return [r for r in self.results if not r.ok]
 
     def result(self, property, dtype="f32"):
+        dtype = dtype_name(dtype)
         for r in self.results:
             if r.property == property and r.dtype == dtype:
                 return r
