@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -48,7 +49,11 @@ void rope2d_apply(const Rope2dSpec& s, int heads, std::span<const std::int64_t> 
                   std::span<const std::int64_t> cols, std::span<Real> x) {
   s.validate();
   const RopeRotation<Real> axis(s.axis());
-  const RopeRotation<Real> whole(RopeSpec{s.head_dim, s.head_dim, s.base, s.layout});
+  // whole_head turns pairs of one RoPE over the head (its own frequencies unused: the axis's are).
+  const std::optional<RopeRotation<Real>> whole =
+      s.pairing == Rope2dPairing::whole_head
+          ? std::optional<RopeRotation<Real>>(RopeSpec{s.head_dim, s.head_dim, s.base, s.layout})
+          : std::nullopt;
   const int quarter = s.head_dim / 4;
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), half = hd / 2, hs = static_cast<std::size_t>(heads);
   for (std::size_t t = 0; t < rows.size(); ++t)
@@ -56,9 +61,9 @@ void rope2d_apply(const Rope2dSpec& s, int heads, std::span<const std::int64_t> 
       const auto by_row = axis.cos_sin(rows[t], p), by_col = axis.cos_sin(cols[t], p);
       for (std::size_t h = 0; h < hs; ++h) {
         const std::span<Real> head = x.subspan((t * hs + h) * hd, hd);
-        if (s.pairing == Rope2dPairing::whole_head) {
-          whole.turn(head, p, by_row);
-          whole.turn(head, quarter + p, by_col);
+        if (whole) {
+          whole->turn(head, p, by_row);
+          whole->turn(head, quarter + p, by_col);
         } else {
           axis.turn(head.first(half), p, by_row);
           axis.turn(head.last(half), p, by_col);

@@ -5,8 +5,8 @@
 from typing import Any, Tuple
 
 DTYPES: Tuple[str, ...] = ("f32", "bf16", "f16")
-_NAMES = {"f32": "f32", "float32": "f32", "float": "f32", "bf16": "bf16", "bfloat16": "bf16", "f16": "f16",
-          "float16": "f16", "half": "f16"}
+# No "float" or "half": NumPy's float is float64, and torch's aliases print as torch.float32, torch.float16.
+_NAMES = {"f32": "f32", "float32": "f32", "bf16": "bf16", "bfloat16": "bf16", "f16": "f16", "float16": "f16"}
 
 
 def dtype_name(d: Any) -> str:

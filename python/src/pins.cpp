@@ -48,6 +48,12 @@ std::optional<Enum> named(const Json& c, const char* key, std::initializer_list<
   bad(fmt::format("'{}' must be one of {}, got '{}'", key, known, *text));
 }
 
+/// A RoPE layout stated under 'layout' (M-RoPE, 2-D RoPE), in pecheck's names.
+std::optional<RopeLayout> rope_layout(const Json& c) {
+  return named<RopeLayout>(c, "layout",
+                           {{"half_split", RopeLayout::half_split}, {"interleaved", RopeLayout::interleaved}});
+}
+
 /// Checks that the pinned spec is valid for at least one size, so that a bad pin is a ValueError
 /// at check(), never an exception inside a generator.
 template <class Spec>
@@ -234,8 +240,7 @@ void pin_mrope(Pins& pins, const Json& c) {
     sections[i] = (*section)[i].get<int>();
   }
   const auto head_dim = field<int>(c, "head_dim");
-  const auto layout = named<RopeLayout>(
-      c, "layout", {{"half_split", RopeLayout::half_split}, {"interleaved", RopeLayout::interleaved}});
+  const auto layout = rope_layout(c);
   const MropeAssignment how = interleaved.value_or(false) ? MropeAssignment::interleaved : MropeAssignment::sectioned;
   pins.mrope = [=](MropeSpec& s) {
     s.head_dim = head_dim.value_or(2 * (sections[0] + sections[1] + sections[2]));
@@ -253,8 +258,7 @@ void pin_rope2d(Pins& pins, const Json& c) {
   only_keys(c, {"head_dim", "base", "layout", "pairing"}, Op::rope2d_apply);
   const auto head_dim = field<int>(c, "head_dim");
   const auto base = field<double>(c, "base");
-  const auto layout = named<RopeLayout>(
-      c, "layout", {{"half_split", RopeLayout::half_split}, {"interleaved", RopeLayout::interleaved}});
+  const auto layout = rope_layout(c);
   const auto pairing = named<Rope2dPairing>(
       c, "pairing", {{"per_half", Rope2dPairing::per_half}, {"whole_head", Rope2dPairing::whole_head}});
   if (!base) bad("2-D RoPE needs 'base' (HF: rope_parameters['rope_theta'])");

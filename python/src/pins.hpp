@@ -3,8 +3,9 @@
 // or keyed by layer type with layer_type; 4.x's rope_theta, partial_rotary_factor, head_dim,
 // rope_scaling; pecheck's layout and rotary_dim); M-RoPE in Qwen-VL's (mrope_section at the top,
 // in rope_scaling or in rope_parameters); the other operations in the field names of
-// spec/conventions.hpp (2-D RoPE: base, layout, pairing, head_dim). An unknown key, a wrong type or a spec it cannot make is
-// std::invalid_argument naming the key (ValueError), its message starting "convention: " once.
+// spec/conventions.hpp (2-D RoPE: base, layout, pairing, head_dim). An unknown key, a wrong type
+// or a spec it cannot make is std::invalid_argument naming the key (ValueError), its message
+// starting "convention: " once.
 #pragma once
 
 #include <memory>

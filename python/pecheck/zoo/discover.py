@@ -184,32 +184,30 @@ def vision_rotary(module, config):
     return []
 
 
+def _part_configs(arch, config):
+    """(model_type, sub-config) for each sub-config of `config` whose class is another model_type's
+    config class, each model_type once, in attribute order."""
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+    by_class = {n: t for t, n in CONFIG_MAPPING_NAMES.items() if t != arch}
+    found = {}
+    for key, value in sorted(vars(config).items()):
+        if hasattr(value, "to_dict") and type(value).__name__ in by_class:
+            found.setdefault(by_class[type(value).__name__], value)
+    return list(found.items())
+
+
 def parts_building(arch, module, config, names):
     """The parts (model_types, as parts()) whose own configs build one of the rotary classes `names`:
     BLT's local encoder builds BltRotaryEmbedding, DeepSeek-OCR 2's encoder its vision rotary, while
     Sapiens2's head builds none of its backbone's."""
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-
-    by_class = {n: t for t, n in CONFIG_MAPPING_NAMES.items() if t != arch}
-    found = []
-    for key, value in sorted(vars(config).items()):
-        t = by_class.get(type(value).__name__) if hasattr(value, "to_dict") else None
-        if t and t not in found and rotary_built(module, value) & set(names):
-            found.append(t)
-    return found
+    return [t for t, sub in _part_configs(arch, config) if rotary_built(module, sub) & set(names)]
 
 
 def parts(arch, config):
     """The model_types of this sweep a composite config is made of (Qwen2.5-Omni's thinker and talker,
     BLT's encoder and decoder): its sub-configs whose classes are other model_types' config classes."""
-    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
-
-    by_class = {n: t for t, n in CONFIG_MAPPING_NAMES.items() if t != arch}
-    found = []
-    for key, value in sorted(vars(config).items()):
-        if hasattr(value, "to_dict") and type(value).__name__ in by_class and by_class[type(value).__name__] not in found:
-            found.append(by_class[type(value).__name__])
-    return found
+    return [t for t, _ in _part_configs(arch, config)]
 
 
 def rotary_owner(arch, module, config):

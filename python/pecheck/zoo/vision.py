@@ -7,6 +7,7 @@ form: written down once per form, with the modeling module that shows it, and a 
 a form only when its recomposition_frequencies and apply function are that module's, statement for
 statement (their syntax trees, comments and docstrings aside)."""
 import ast
+import functools
 import importlib
 import inspect
 import textwrap
@@ -75,9 +76,9 @@ UNSTATED = {
 
 def _tree(fn):
     """fn's statements as a syntax tree, its docstring and comments left out."""
-    node = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0]
-    body = node.body[1:] if node.body and isinstance(node.body[0], ast.Expr) and \
-        isinstance(getattr(node.body[0], "value", None), ast.Constant) else node.body
+    body = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
     return ast.dump(ast.Module(body=body, type_ignores=[]))
 
 
@@ -87,17 +88,23 @@ def _modeling(arch):
     return importlib.import_module(CONFIG_MAPPING[arch].__module__.replace(".configuration_", ".modeling_"))
 
 
+@functools.lru_cache(maxsize=None)
+def _exemplar_trees(exemplar, rotary, apply):
+    """The trees of a form's recomposition_frequencies and apply function (read once per sweep), or None
+    where the exemplar's module is not in this transformers."""
+    try:
+        shown = _modeling(exemplar)
+        return _tree(getattr(shown, rotary).recomposition_frequencies), _tree(getattr(shown, apply))
+    except (KeyError, ImportError, AttributeError, OSError, TypeError):
+        return None
+
+
 def _form_of(cls, module):
     """The Form whose code the tower's rotary class and apply function are, or None."""
+    recomposition = _tree(cls.recomposition_frequencies)
     for form in FORMS:
-        try:
-            shown = _modeling(form.exemplar)
-            same = (_tree(cls.recomposition_frequencies) == _tree(getattr(shown, form.rotary).recomposition_frequencies)
-                    and hasattr(module, form.apply)
-                    and _tree(getattr(module, form.apply)) == _tree(getattr(shown, form.apply)))
-        except (KeyError, ImportError, AttributeError, OSError, TypeError):
-            continue
-        if same:
+        trees = _exemplar_trees(form.exemplar, form.rotary, form.apply)
+        if trees and hasattr(module, form.apply) and trees == (recomposition, _tree(getattr(module, form.apply))):
             return form
     return None
 
@@ -115,11 +122,11 @@ def subjects(arch, module, config_cls):
     if form is None:
         raise NotCallable(f"{cls.__name__}: an axial 2-D RoPE whose cos/sin layout (recomposition_frequencies) and "
                           "apply function are no form the zoo has written down (vision.FORMS)")
-    probe = cls(config)
+    rope = cls(config)
     params = dict(config.rope_parameters)
     if params.get("rope_type") != "axial":
         raise NotCallable(f"{cls.__name__}: rope_type {params.get('rope_type')!r}, not 'axial'")
-    pairs = int(probe.inv_freq.numel())
+    pairs = int(rope.inv_freq.numel())
     conv = {"head_dim": 4 * pairs, "base": float(params["rope_theta"]), **form.convention}
     apply = getattr(module, form.apply)
     stated = (f"rope_parameters={{rope_theta={params['rope_theta']:g},rope_type=axial}}; head_dim={4 * pairs} "
@@ -127,8 +134,6 @@ def subjects(arch, module, config_cls):
 
     def build():
         import torch
-
-        rope = cls(config)
 
         def fn(x, rows, cols):
             first, second = (cols, rows) if form.columns_first else (rows, cols)
