@@ -81,7 +81,9 @@ tol::RopeContract ContractVerdict::judged() const {
 }
 
 std::int64_t ContractVerdict::laws_below() const {
-  return op == Op::rope_apply && note.empty() ? std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition) : 0;
+  return op == Op::rope_apply && note.empty() && calls_compared
+             ? std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition)
+             : 0;
 }
 
 std::string ContractVerdict::describe() const {
@@ -95,6 +97,8 @@ std::string ContractVerdict::describe() const {
     head = fmt::format("meets {}", tol::contract_name(*met));
   for (const ContractMiss& m : misses) head += "; " + miss_text(m);
   if (laws_below()) head += fmt::format("; the laws comparing calls judged below position {}", laws_below());
+  if (!calls_compared)
+    head += "; the laws comparing calls not judged (the pinned rule rescales by each call's own length)";
   return head;
 }
 

@@ -41,6 +41,9 @@ struct ContractVerdict {
   std::vector<ContractMiss> misses;        ///< the stricter contracts tried, each with where it failed
   std::string note;                        ///< why no contract was judged (agreement did not run)
   bool crashed = false;                    ///< agreement crashed: no contract judged, the laws run as exact
+  /// False where the laws comparing calls cannot judge the encoder at all (a pin whose rule follows
+  /// each call's length, Pins::rope_length_per_call): describe() says so instead of a ceiling.
+  bool calls_compared = true;
 
   /// What every other law is judged under: the one met, else the one asked, else the weakest (exact
   /// after a crash: a crash is no accuracy verdict, and the other laws then report theirs as such).

@@ -4,9 +4,15 @@
 // leaves free (the sizes, usually), and only the properties that call the encoder with a case's
 // spec as drawn (Property::pinnable) can check a pinned encoder: the others vary the convention
 // within a case (layout conjugacy, linear scaling, NTK base) and are skipped with that reason.
+// A pin may also read each case's positions (rope_length_per_call: transformers' dynamic NTK);
+// then only the properties that call the encoder at the case's positions alone
+// (Property::calls_at_case_positions) can judge it.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <span>
 
 #include "interface/operations.hpp"
 
@@ -22,6 +28,10 @@ struct Pins {
   std::function<void(T5Spec&)> t5;
   std::function<void(MropeSpec&)> mrope;
   std::function<void(Rope2dSpec&)> rope2d;
+  /// The pinned RoPE rule's length L is each call's own, max(position) + 1 (at least 1), not one
+  /// stated value: transformers' dynamic NTK recomputes its base from each call's position_ids.
+  /// The laws that compare calls at different positions do not hold for such an encoder.
+  bool rope_length_per_call = false;
 
   bool pins(Op op) const {
     switch (op) {
@@ -45,6 +55,12 @@ struct Pins {
   }
   void apply(RopeSpec& s) const {
     if (rope) rope(s);
+  }
+  /// A RoPE case's spec, its length taken from the case's positions where the pin says so.
+  void apply(RopeSpec& s, std::span<const std::int64_t> positions) const {
+    apply(s);
+    if (rope_length_per_call && !positions.empty())
+      s.scaling.seq_len = std::max<std::int64_t>(1, *std::max_element(positions.begin(), positions.end()) + 1);
   }
   void apply(SinusoidalSpec& s) const {
     if (sinusoidal) sinusoidal(s);

@@ -67,6 +67,17 @@ std::uint64_t derive_seed(std::uint64_t run_seed, const Property& property, DTyp
   return z ^ (z >> 31);
 }
 
+std::optional<std::string> pinned_skip(const Property& p, const Pins& pins) {
+  if (!pins.pins(p.op)) return std::nullopt;
+  if (!p.pinnable)
+    return p.id + " calls the encoder with specs a pin cannot rewrite (it varies the convention within a case)";
+  if (p.op == Op::rope_apply && pins.rope_length_per_call && !p.calls_at_case_positions)
+    return p.id +
+           " compares calls at different positions, and the pinned rule rescales by each call's own length "
+           "(max(position) + 1): the law does not hold across such calls";
+  return std::nullopt;
+}
+
 PropertyResult skipped_result(const Property& p, std::string encoder, DType dt, std::uint64_t run_seed,
                               std::string reason) {
   PropertyResult r{.property = p.id, .encoder = std::move(encoder), .dtype = dt, .verdict = Verdict::skip};

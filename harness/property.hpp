@@ -7,6 +7,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -109,6 +110,9 @@ struct Property {
   /// everything it compares with from that spec at check time: it can check an encoder pinned to
   /// one convention (harness/pins.hpp), its drawn specs rewritten to the pinned one.
   bool pinnable = false;
+  /// Calls the encoder only at the case's own positions (every call the same list): it can judge
+  /// a pin whose convention follows each call's positions (Pins::rope_length_per_call).
+  bool calls_at_case_positions = false;
   /// Former ids, kept for one release: --property and PECHECK_CATALOGUE's glob match them too,
   /// and `list --json` lists them. Reports always name the property by its id.
   std::vector<std::string> aliases;
@@ -128,6 +132,10 @@ struct Property {
 /// Seed of one property x dtype within a run: the same for every encoder, so all encoders see
 /// the same cases, and independent of which other properties were selected.
 std::uint64_t derive_seed(std::uint64_t run_seed, const Property& property, DType dtype);
+
+/// Why `property` cannot check an encoder with these pins, or nothing (it is not pinned for the
+/// property's operation, or the property can judge the pinned convention).
+std::optional<std::string> pinned_skip(const Property& property, const Pins& pins);
 
 /// What a run reports for a property x dtype it does not run (an encoder without the operation, a
 /// convention the property cannot check): a skip with its reason and the seed it would have used.

@@ -85,6 +85,7 @@ struct PropertyInfo {
   Direction direction = Direction::at_most;
   bool convention_free = false;           ///< see Property::convention_free
   bool pinnable = false;                  ///< see Property::pinnable
+  bool calls_at_case_positions = false;   ///< see Property::calls_at_case_positions
   std::vector<std::string> aliases = {};  ///< see Property::aliases
 };
 
@@ -103,6 +104,7 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
              .direction = info.direction,
              .convention_free = info.convention_free,
              .pinnable = info.pinnable,
+             .calls_at_case_positions = info.calls_at_case_positions,
              .aliases = std::move(info.aliases)};
   // A check may take the run's parameters too (a contract it judges by).
   AnyCheck any_check;
@@ -120,15 +122,18 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
     if (rp.max_position > 0) ceiling.emplace(rp.max_position);
     if (!rp.pins || !rp.pins->pins(p.op)) return run_property(p, erased<Case>(gen_fn(dt)), any_check, e, dt, rp);
     if constexpr (requires(Case c) { rp.pins->apply(c.spec); }) {
-      if (p.pinnable) {
+      if (!pinned_skip(p, *rp.pins)) {
         const auto pin = [pins = rp.pins](Case c) {
-          pins->apply(c.spec);
+          if constexpr (requires { pins->apply(c.spec, c.positions); })
+            pins->apply(c.spec, c.positions);
+          else
+            pins->apply(c.spec);
           return c;
         };
         return run_property(p, erased<Case>(rc::gen::map(gen_fn(dt), pin)), any_check, e, dt, rp);
       }
     }
-    throw std::logic_error(p.id + " cannot check an encoder pinned to one convention (Property::pinnable)");
+    throw std::logic_error(p.id + " cannot check this pinned encoder: " + pinned_skip(p, *rp.pins).value_or(""));
   };
   return p;
 }

@@ -38,7 +38,8 @@ Property rope_agrees_with_reference() {
        .statement = "Every rotated pair is within 2u|x_p| of the exact rotation, at every position below 2^24.",
        .family = Family::rope,
        .op = Op::rope_apply,
-       .pinnable = true},
+       .pinnable = true,
+       .calls_at_case_positions = true},
       cases, check);
 }
 

@@ -59,7 +59,8 @@ Property rope_inf_parity() {
        .statement = "An infinite input dim stays non-finite and changes nothing outside its rotated pair.",
        .family = Family::rope,
        .op = Op::rope_apply,
-       .pinnable = true},
+       .pinnable = true,
+       .calls_at_case_positions = true},
       cases, check);
 }
 

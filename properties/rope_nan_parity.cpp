@@ -51,7 +51,8 @@ Property rope_nan_parity() {
        .statement = "A NaN in one input dim reaches exactly the dims of its rotated pair (or itself) and nothing else.",
        .family = Family::rope,
        .op = Op::rope_apply,
-       .pinnable = true},
+       .pinnable = true,
+       .calls_at_case_positions = true},
       cases, check);
 }
 

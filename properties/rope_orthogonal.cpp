@@ -74,7 +74,8 @@ Property rope_orthogonal() {
            "|R_m x| = |x| pair by pair, R_0 = I exactly, pass-through dims of partial rotary are bit-identical.",
        .family = Family::rope,
        .op = Op::rope_apply,
-       .pinnable = true},
+       .pinnable = true,
+       .calls_at_case_positions = true},
       cases, check);
 }
 

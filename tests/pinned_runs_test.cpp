@@ -2,7 +2,8 @@
 // pins (harness/pins.hpp) rewrite every drawn spec to the one convention an encoder implements
 // and refuse the properties that vary it; a position ceiling keeps every drawn position (and the
 // sums a property forms of two) within it; a weaker RoPE contract passes fp32 angles that the exact
-// one fails; M-RoPE takes a pin as RoPE does.
+// one fails; M-RoPE takes a pin as RoPE does; a pin whose length follows each call (transformers'
+// dynamic NTK) reaches only the properties that call at a case's own positions.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,12 +42,15 @@ class Recording final : public HandledBy<Recording> {
   void handle(const Call& call) {
     if constexpr (std::is_same_v<Call, RopeApply>) {
       specs.push_back(call.spec);
-      for (auto p : call.positions) largest = std::max(largest, p < 0 ? -p : p);
+      std::int64_t top = 0;
+      for (auto p : call.positions) largest = std::max(largest, p < 0 ? -p : p), top = std::max(top, p);
+      call_lengths.push_back(top + 1);
     }
     if constexpr (std::is_same_v<Call, MropeApply>) mrope_specs.push_back(call.spec);
     inner_->run(call);
   }
   std::vector<RopeSpec> specs;
+  std::vector<std::int64_t> call_lengths;  ///< max(position) + 1 of each RoPE call
   std::vector<MropeSpec> mrope_specs;
   std::int64_t largest = 0;
 
@@ -106,6 +110,36 @@ TEST(PinnedRuns, APropertyThatVariesTheConventionRefusesAPin) {
   // The ones that rewrite the layout, the scaling or the base within a case are not pinnable.
   for (const char* id : {"rope.layout_conjugacy", "rope.linear_scaling", "rope.ntk_base"})
     EXPECT_FALSE(property(id).pinnable) << id;
+}
+
+TEST(PinnedRuns, ALengthPerCallPinJudgesEachCallAtItsOwnLength) {
+  auto pins = std::make_shared<Pins>();
+  pins->rope = [](RopeSpec& s) {
+    s.head_dim = 64, s.rotary_dim = 64, s.layout = RopeLayout::half_split;
+    s.scaling = {.kind = RopeScalingKind::dynamic_ntk, .factor = 4, .original_max_position = 256};
+  };
+  pins->rope_length_per_call = true;
+  Recording enc(scalar_encoder());
+  const RunParams params{.seed = 13, .cases = 40, .pins = pins};
+  for (const Property& p : property_registry()) {
+    if (p.op != Op::rope_apply || !p.pinnable) continue;
+    if (!p.calls_at_case_positions) {  // relative, composition, inverse, offset invariance
+      EXPECT_NE(pinned_skip(p, *pins).value_or("").find("each call's own length"), std::string::npos) << p.id;
+      EXPECT_THROW(p.run(enc, DType::f32, params), std::logic_error) << p.id;
+      continue;
+    }
+    const PropertyResult r = p.run(enc, DType::f32, params);
+    EXPECT_EQ(r.verdict, Verdict::pass) << p.id << ": " << r.message;
+  }
+  for (const char* id : {"rope.relative", "rope.composition", "rope.inverse", "rope.offset_invariance"})
+    EXPECT_FALSE(property(id).calls_at_case_positions) << id;
+  ASSERT_GT(enc.specs.size(), 100u);
+  int stretched = 0;
+  for (std::size_t i = 0; i < enc.specs.size(); ++i) {
+    EXPECT_EQ(enc.specs[i].scaling.seq_len, std::max<std::int64_t>(1, enc.call_lengths[i]));
+    stretched += enc.specs[i].scaling.seq_len > 256;
+  }
+  EXPECT_GT(stretched, 50);  // most calls reach past L0, where the base depends on the length
 }
 
 TEST(PinnedRuns, APinnedWrongConventionIsCaught) {

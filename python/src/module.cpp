@@ -56,9 +56,8 @@ Mode mode_named(const std::string& name) {
 std::optional<std::string> skip_reason(const Property& p, Mode mode, const Pins* pins, const std::string& name) {
   if (mode == Mode::opaque && !p.convention_free)
     return name + " states no convention (convention=None): only convention-free properties apply";
-  if (mode == Mode::pinned && pins && pins->pins(p.op) && !p.pinnable)
-    return p.id + " calls the encoder with specs a pin cannot rewrite (it varies the convention within a case); " +
-           name + " is pinned to one";
+  if (mode == Mode::pinned && pins)
+    if (auto why = pinned_skip(p, *pins)) return *why + "; " + name + " is pinned to one convention";
   return std::nullopt;
 }
 
@@ -138,6 +137,7 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
             return run_one(*agreement, dt, rp);
           },
           decided);
+      verdict->calls_compared = !(params.pins && params.pins->rope_length_per_call);
     }
     struct Row {
       const Property* property;
@@ -213,6 +213,7 @@ std::string catalogue() {
                    {"doc", p.doc},
                    {"convention_free", p.convention_free},
                    {"pinnable", p.pinnable},
+                   {"calls_at_case_positions", p.calls_at_case_positions},
                    {"dtypes", dts}});
   }
   return out.dump();

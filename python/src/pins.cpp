@@ -80,17 +80,17 @@ void pin_rope(Pins& pins, const Json& c) {
     }
   };
   const dumpcheck::StatedRope first = stated(head_dim.value_or(64));
-  if (first.rule == RopeScalingKind::dynamic_ntk)
-    bad("rope_type 'dynamic' recomputes its frequencies from each call's length (transformers 5's "
-        "dynamic_rope_update: max(position_ids) + 1 past max_position_embeddings), which one pinned spec cannot "
-        "state: check it with convention=None (the convention-free properties)");
   // Nothing is fitted for a pinned function: a rule's L0 must be stated as the code uses it.
   const bool needs_l0 = first.rule == RopeScalingKind::yarn || first.rule == RopeScalingKind::llama3 ||
-                        first.rule == RopeScalingKind::longrope;
+                        first.rule == RopeScalingKind::longrope || first.rule == RopeScalingKind::dynamic_ntk;
   if (needs_l0 && !first.original_max_position)
-    bad("this rule needs 'original_max_position_embeddings' (L0) stated as your code uses it: transformers 5 "
-        "takes it from rope_parameters, filled from config.max_position_embeddings when the config has none "
-        "(transformers 4.49's YaRN always took max_position_embeddings)");
+    bad(first.rule == RopeScalingKind::dynamic_ntk
+            ? "rope_type 'dynamic' needs 'original_max_position_embeddings' (L0) stated as your code uses it: "
+              "transformers 5 stretches past config.max_position_embeddings, whatever rope_parameters says "
+              "(pecheck.hf_config.convention_from_config states it so)"
+            : "this rule needs 'original_max_position_embeddings' (L0) stated as your code uses it: transformers 5 "
+              "takes it from rope_parameters, filled from config.max_position_embeddings when the config has none "
+              "(transformers 4.49's YaRN always took max_position_embeddings)");
   if ((first.short_factor || first.rule == RopeScalingKind::yarn) && !head_dim && !first.rotary_dim)
     bad("this rule needs 'head_dim' (its frequencies are sized by it)");
   pins.rope = [c, head_dim, stated](RopeSpec& s) {
@@ -100,6 +100,9 @@ void pin_rope(Pins& pins, const Json& c) {
                                            .rotary_dim = r.rotary_dim.value_or(s.head_dim),
                                            .layout = r.layout.value_or(RopeLayout::half_split)});
   };
+  // transformers' dynamic_rope_update: each call's base from its own max(position_ids) + 1, past L0
+  // (a module's cache of the longest call seen is history, not convention: call it afresh).
+  pins.rope_length_per_call = first.rule == RopeScalingKind::dynamic_ntk;
   validate_pinned(pins, RopeSpec{.head_dim = head_dim.value_or(64)});
 }
 

@@ -31,7 +31,6 @@ CONVENTION = {"rope_theta": 10000.0, "layout": "interleaved"}
         (dict(convention={"rope_scaling": {"rope_type": "yarn"}}), "convention"),
         (dict(convention={"rope_scaling": {"rope_type": "yarn", "factor": 4.0}, "head_dim": 64}), "convention"),
         (dict(contract="fp16-angles"), "contract"),
-        (dict(convention={"rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}), "convention"),
     ],
 )
 def test_a_wrong_argument_is_a_value_error_naming_it(good_rope, kwargs, argument):

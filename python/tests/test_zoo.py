@@ -33,6 +33,7 @@ EXPECTED = {
 if V5:
     EXPECTED.update({
         ("llama", "yarn-stretched"): "PASS",  # 5.x reads the stated original_max_position_embeddings
+        ("llama", "dynamic"): "PASS",  # pinned per call's length, a module per call: the per-call laws
         ("deepseek_v3", "default"): "PASS",  # rope_interleave: GPT-J pairs read, written half-split
         ("gpt_oss", "default"): "PASS",  # YaRN truncate=False: stated in rope_parameters
         ("gemma3_text", "sliding_attention"): "PASS",  # one RoPE per attention layer type

@@ -168,8 +168,9 @@ def uses_rope_init(cls):
 
 def scaling_variants(reading: RopeReading, max_position):
     """(variant, the rule's rope parameters, max_position) for each rule of HF's ROPE_INIT_FUNCTIONS
-    but "dynamic", which rescales by each call's length (no pinned convention states that), and
-    "proportional" (Gemma 4's, checked where a config states it)."""
+    but "proportional" (Gemma 4's, checked where a config states it). "dynamic" rescales by each
+    call's length past L0 = max_position_embeddings: pinned so, it is judged by the laws that call
+    at a case's own positions (FRESH_MODULE)."""
     stretched = max_position
     l0 = stretched // SCALING_FACTOR
     f = float(SCALING_FACTOR)
@@ -187,6 +188,8 @@ def scaling_variants(reading: RopeReading, max_position):
         # Phi-3's configs: L0 stated, the factor left to max_position_embeddings / L0; the short regime.
         ("longrope-short", {"rope_type": "longrope", "short_factor": short, "long_factor": long,
                             "original_max_position_embeddings": l0}, l0 - 1),
+        # dynamic NTK-aware scaling: the base stretched by each call's length past max_position_embeddings.
+        ("dynamic", {"rope_type": "dynamic", "factor": f}, None),
     ]
 
 
@@ -199,6 +202,12 @@ LAWS = dict(
     asserted=("rope.agrees_with_reference", "rope.orthogonal", "rope.inverse", "rope.nan_parity", "rope.inf_parity",
               "rope.relative", "rope.composition", "rope.offset_invariance"),
 )
+
+# transformers' dynamic NTK pinned: each call's base from its own max(position) + 1, so pecheck skips
+# the laws comparing calls at different positions (they do not hold, and say so) and the verdict
+# rests on those calling at a case's own positions. The rotary module is built afresh per call: one
+# kept across calls rotates by the longest call it has seen (max_seq_len_cached).
+FRESH_MODULE = ", a rotary module built afresh per call (its cache keeps the longest call's frequencies)"
 
 
 def no_negative(positions):
@@ -345,6 +354,9 @@ def config_style(arch, module, config_cls):
         width = r.head_dim if r.rope_type == "proportional" else r.rotary_dim
         trailing = width if key in TRAILING else 0
         at = width if split and width < r.head_dim else 0
+        if r.rope_type == "dynamic":  # a module per call: its cache of the longest call is history
+            return lambda: rotary_fn(lambda *a, **kw: cls(config=cfg)(*a, **kw), apply, at, layer_type,
+                                     deinterleaved, trailing)
         return lambda: rotary_fn(cls(config=cfg), apply, at, layer_type, deinterleaved, trailing)
 
     config_cls = type(config)
@@ -384,7 +396,8 @@ def config_style(arch, module, config_cls):
         if max_position is not None:  # LongRoPE's short regime: below the L0 transformers reads (Phi-4-MM's
             # config states its own original_max_position_embeddings beside rope_parameters, which wins)
             max_position = read_rope(cfg).parameters["original_max_position_embeddings"] - 1
-        subjects.append(Subject(arch, "rope", variant, "rope", make(cfg), c, s, names, q, max_position, **LAWS))
+        how = FRESH_MODULE if variant == "dynamic" else ""
+        subjects.append(Subject(arch, "rope", variant, "rope", make(cfg), c, s, names + how, q, max_position, **LAWS))
     return subjects
 
 
