@@ -9,12 +9,17 @@
 // (Property::calls_at_case_positions) can judge it.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
+#include <string>
 
 #include "interface/operations.hpp"
+#include "spec/attention_forms.hpp"
 
 namespace pecheck {
 
@@ -32,6 +37,14 @@ struct Pins {
   /// stated value: transformers' dynamic NTK recomputes its base from each call's position_ids.
   /// The laws that compare calls at different positions do not hold for such an encoder.
   bool rope_length_per_call = false;
+  /// An attention function pinned to the one position encoding it applies: a case drawn with
+  /// another PE is drawn again (never sent), and `attention` writes that PE's convention (RoPE's
+  /// base, layout and rule; the sinusoid's base; Shaw's K) into each case of it.
+  std::optional<AttentionPE> attention_pe;
+  std::function<void(AttentionSpec&)> attention;
+  /// The attention forms the encoder takes (spec/attention_forms.hpp), nothing meaning all: a case
+  /// that needs another is drawn again. Under a pinned PE its RoPE rule is the pin's, not a form.
+  std::optional<AttentionForms> attention_forms;
 
   bool pins(Op op) const {
     switch (op) {
@@ -49,6 +62,8 @@ struct Pins {
         return static_cast<bool>(mrope);
       case Op::rope2d_apply:
         return static_cast<bool>(rope2d);
+      case Op::attention:
+        return attention_pe.has_value() || attention_forms.has_value();
       default:
         return false;
     }
@@ -79,6 +94,20 @@ struct Pins {
   }
   void apply(Rope2dSpec& s) const {
     if (rope2d) rope2d(s);
+  }
+  void apply(AttentionSpec& s) const {
+    if (attention && attention_pe && s.pe == *attention_pe) attention(s);
+  }
+  /// Why a drawn attention case (after apply) is not one to send ("cases that ..."), or nothing.
+  std::optional<std::string> refuses(const AttentionSpec& s) const {
+    if (attention_pe && s.pe != *attention_pe)
+      return fmt::format("apply the PE {}, and the encoder states {}", pe_name(s.pe), pe_name(*attention_pe));
+    if (!attention_forms) return std::nullopt;
+    AttentionForms taken = *attention_forms;
+    if (attention_pe) taken.add(AttentionForm::rope_rules);
+    if (const auto f = taken.lacking(s))
+      return fmt::format("need {} (form '{}'), which the encoder does not declare", form_meaning(*f), form_name(*f));
+    return std::nullopt;
   }
 };
 

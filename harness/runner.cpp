@@ -276,4 +276,29 @@ PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, cons
   return first.result;
 }
 
+PropertyResult run_property_within(const Property& p, rc::Gen<AnyCase> gen, const CaseFilter& refuses,
+                                   const AnyCheck& check, Encoder& enc, DType dt, const RunParams& params) {
+  if (const Support s = enc.supports(p.op, dt); !s.ok) return skipped_result(p, enc.name(), dt, params.seed, s.reason);
+  // The probe: kProbe cases at every size, from the property's own seed. One that gets through
+  // is enough (the run draws again until each does); none is a property outside the declaration.
+  constexpr int kProbe = 400;
+  std::map<std::string, int> refusals;
+  const std::uint64_t seed = derive_seed(params.seed, p, dt);
+  rc::Random random(seed);
+  for (int i = 0; i < kProbe; ++i) {
+    const auto why = refuses(gen(random.split(), i % 100).value());
+    if (!why) {
+      return run_property(p, rc::gen::suchThat(std::move(gen), [refuses](const AnyCase& c) { return !refuses(c); }),
+                          check, enc, dt, params);
+    }
+    ++refusals[*why];
+  }
+  const auto most = std::max_element(refusals.begin(), refusals.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  return skipped_result(
+      p, enc.name(), dt, params.seed,
+      fmt::format("not applicable: its cases {} ({} of {} drawn; none fits the encoder's declaration)", most->first,
+                  most->second, kProbe));
+}
+
 }  // namespace pecheck

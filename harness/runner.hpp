@@ -76,6 +76,16 @@ using AnyCheck = std::function<Outcome(Encoder&, DType, const AnyCase&, const Ru
 PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc,
                             DType dt, const RunParams& params);
 
+/// Why a drawn case is not one to send to the encoder (outside what it declares), or nothing: the
+/// rest of "its cases ...", e.g. "need a sliding window (form 'window'), which ...".
+using CaseFilter = std::function<std::optional<std::string>(const AnyCase&)>;
+
+/// run_property over the cases of gen that `refuses` lets through, drawn again until one does (the
+/// encoder is sent none of the others). A property none of whose probe cases gets through is a
+/// skip that says "not applicable" and why (the reason most of them were refused).
+PropertyResult run_property_within(const Property& p, rc::Gen<AnyCase> gen, const CaseFilter& refuses,
+                                   const AnyCheck& check, Encoder& enc, DType dt, const RunParams& params);
+
 /// What a theorem file states about itself; the doc page and source path follow from the id.
 struct PropertyInfo {
   std::string id, statement;
@@ -130,7 +140,13 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
             pins->apply(c.spec);
           return c;
         };
-        return run_property(p, erased<Case>(rc::gen::map(gen_fn(dt), pin)), any_check, e, dt, rp);
+        auto pinned = erased<Case>(rc::gen::map(gen_fn(dt), pin));
+        // A pin that also bounds what is drawn (an attention function's PE and forms).
+        if constexpr (requires(const Case& c) { rp.pins->refuses(c.spec); })
+          return run_property_within(
+              p, std::move(pinned), [pins = rp.pins](const AnyCase& c) { return pins->refuses(c.as<Case>().spec); },
+              any_check, e, dt, rp);
+        return run_property(p, std::move(pinned), any_check, e, dt, rp);
       }
     }
     throw std::logic_error(p.id + " cannot check this pinned encoder: " + pinned_skip(p, *rp.pins).value_or(""));

@@ -75,7 +75,8 @@ Property alibi_causal_shift_equivalence() {
       {.id = "alibi.causal_shift_equivalence",
        .statement = "Causal ALiBi attention equals attention with the per-row-shifted bias m_h p_j (BLOOM's form).",
        .family = Family::alibi,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

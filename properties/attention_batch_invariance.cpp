@@ -68,7 +68,8 @@ Property attention_batch_invariance() {
                     "as the last row of a shorter call, it is the value the whole call gives (opt-in: "
                     "reproducibility, not correctness).",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

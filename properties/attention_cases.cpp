@@ -133,6 +133,21 @@ rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases) {
   });
 }
 
+rc::Gen<AttentionCase> with_scales(rc::Gen<AttentionCase> cases) {
+  return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
+    const double d = c.spec.head_dim, standard = 1 / std::sqrt(d);
+    return rc::gen::map(rc::gen::weightedOneOf<double>({{6, rc::gen::just(0.0)},
+                                                        {1, rc::gen::just(1 / d)},
+                                                        {1, rc::gen::just(standard / 2)},
+                                                        {1, rc::gen::just(2 * standard)}}),
+                        [c](double scale) {
+                          AttentionCase s = c;
+                          if (scale > 0) s.spec.scale = scale;
+                          return s;
+                        });
+  });
+}
+
 rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases) {
   return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
     if (c.spec.pe != AttentionPE::rope) return rc::gen::just(c);

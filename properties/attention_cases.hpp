@@ -45,6 +45,9 @@ struct AttentionCase {
                                gen::position_class(positions.front()), qk_scale > 1 ? "large logits" : "unit logits",
                                n() > 128 ? "n > 128" : "n <= 128"};
     if (spec.queries > 0) t.push_back("queries < keys");
+    if (spec.kv_count() != spec.heads) t.push_back("grouped-query");
+    if (spec.window > 0) t.push_back("window");
+    if (spec.scale) t.push_back("stated scale");
     return t;
   }
 };
@@ -85,6 +88,11 @@ rc::Gen<AttentionCase> with_windows(rc::Gen<AttentionCase> cases);
 /// step; half of those) or 1..n - 1 tokens (a chunk) query all n keys, the mask aligned
 /// bottom-right (spec/conventions.hpp).
 rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases);
+
+/// The same cases with a stated scale drawn in (one in three): muP's 1/head_dim, or the standard
+/// 1/sqrt(head_dim) halved or doubled (Gemma's query_pre_attn_scalar, a model's own), so that a
+/// kernel that ignores the stated scale, or applies the default on top of it, fails.
+rc::Gen<AttentionCase> with_scales(rc::Gen<AttentionCase> cases);
 
 /// The same cases with RoPE's own spec drawn in for the RoPE ones: rotary_dim the head (weight
 /// 2) or an even part of it (1), and a scaling rule from gen::rope_scaling (none half the time;

@@ -51,7 +51,8 @@ Property attention_causal_future_independence() {
       {.id = "attention.causal_future_independence",
        .statement = "With a causal mask, the outputs of tokens 0..c do not change when any token after c changes.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

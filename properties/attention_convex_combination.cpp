@@ -76,7 +76,8 @@ Property attention_convex_combination() {
        .statement =
            "Each output lies in the convex hull of the value rows it attends to; equal rows come back unchanged.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

@@ -73,7 +73,8 @@ Property attention_decode_equivalence() {
        .statement = "A KV-cache decode (P tokens prefilled, then calls of one or a few queries over every key so far, "
                     "the causal mask aligned bottom-right) equals full causal attention row for row.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

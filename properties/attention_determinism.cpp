@@ -35,7 +35,8 @@ Property attention_determinism() {
   return make_property<AttentionCase>({.id = "attention.determinism",
                                        .statement = "The same inputs give bitwise the same output, call after call.",
                                        .family = Family::attention,
-                                       .op = Op::attention},
+                                       .op = Op::attention,
+                                       .pinnable = true},
                                       cases, check);
 }
 

@@ -60,7 +60,8 @@ Property attention_gqa_repeat_equivalence() {
        .statement = "Grouped-query attention equals multi-head attention with each K/V head repeated for its group "
                     "(query head h reads K/V head h / (heads / kv_heads)).",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

@@ -54,7 +54,8 @@ Property attention_inf_parity() {
        .statement =
            "An infinite value makes exactly the outputs that attend to it non-finite and changes nothing else.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

@@ -39,7 +39,8 @@ Property attention_kv_permutation_invariance() {
       {.id = "attention.kv_permutation_invariance",
        .statement = "Without mask or PE, permuting keys and values together leaves every output unchanged.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

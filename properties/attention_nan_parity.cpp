@@ -62,7 +62,8 @@ Property attention_nan_parity() {
       {.id = "attention.nan_parity",
        .statement = "A NaN in a value reaches exactly the outputs that attend to it; in a query, exactly its row.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

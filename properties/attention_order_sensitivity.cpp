@@ -80,7 +80,8 @@ Property attention_order_sensitivity() {
        // across head_dim) is a sizeable fraction of max|V'|, so a separation beyond it is not a
        // theorem there.
        .dtypes = {DType::f32},
-       .direction = Direction::at_least},
+       .direction = Direction::at_least,
+       .pinnable = true},
       cases, check);
 }
 

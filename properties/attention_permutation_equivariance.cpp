@@ -48,7 +48,8 @@ Property attention_permutation_equivariance() {
        .statement =
            "Without a mask, permuting tokens (with their positions) permutes the outputs: Attn(PX) = P Attn(X).",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

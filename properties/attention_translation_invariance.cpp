@@ -43,7 +43,8 @@ Property attention_translation_invariance() {
       {.id = "attention.translation_invariance",
        .statement = "With ALiBi, Shaw or RoPE, shifting every position by the same t leaves the output unchanged.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

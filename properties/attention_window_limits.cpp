@@ -70,7 +70,8 @@ Property attention_window_limits() {
        .statement = "Causal sliding-window attention (query i sees keys i - W < j <= i) equals plain causal "
                     "attention when W >= n, and returns each token's own value when W = 1.",
        .family = Family::attention,
-       .op = Op::attention},
+       .op = Op::attention,
+       .pinnable = true},
       cases, check);
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -278,6 +279,69 @@ void pin_rope2d(Pins& pins, const Json& c) {
   validate_pinned(pins, Rope2dSpec{});
 }
 
+void pin_attention(Pins& pins, const Json& c) {
+  // The one PE the function applies inside attention, and that PE's own convention: RoPE's in HF's
+  // words (as the rope operation's), the sinusoid's base, Shaw's max_distance; a head_dim fixes
+  // the head width. Cases drawn with another PE are drawn again, never sent (harness/pins.hpp).
+  const auto pe = named<AttentionPE>(c, "pe",
+                                     {{"none", AttentionPE::none},
+                                      {"sinusoidal", AttentionPE::sinusoidal},
+                                      {"rope", AttentionPE::rope},
+                                      {"alibi", AttentionPE::alibi},
+                                      {"shaw", AttentionPE::shaw}});
+  if (!pe)
+    bad("attention needs 'pe': the position encoding the function applies inside attention (none, sinusoidal, "
+        "rope, alibi, shaw)");
+  const auto head_dim = field<int>(c, "head_dim");
+  Json rest = c;
+  rest.erase("pe");
+  std::function<void(AttentionSpec&)> convention;
+  switch (*pe) {
+    case AttentionPE::none:
+    case AttentionPE::alibi:
+      only_keys(c, {"pe", "head_dim"}, Op::attention);
+      break;
+    case AttentionPE::sinusoidal: {
+      only_keys(c, {"pe", "head_dim", "base"}, Op::attention);
+      const double base = field<double>(c, "base").value_or(10000.0);
+      convention = [base](AttentionSpec& s) { s.pe_base = base; };
+      break;
+    }
+    case AttentionPE::shaw: {
+      only_keys(c, {"pe", "head_dim", "max_distance"}, Op::attention);
+      const auto k = field<int>(c, "max_distance");
+      if (!k) bad("attention with Shaw's PE needs 'max_distance' (K: relative distances are clipped to [-K, K])");
+      convention = [k = *k](AttentionSpec& s) { s.shaw_max_distance = k; };
+      break;
+    }
+    case AttentionPE::rope: {
+      Pins rope;
+      pin_rope(rope, rest);
+      if (rope.rope_length_per_call)
+        bad("rope_type 'dynamic' inside attention is not offered: its base follows each call's length (check the "
+            "rotary module alone with op='rope')");
+      convention = [turn = rope.rope](AttentionSpec& s) {
+        RopeSpec r = s.rope();
+        turn(r);
+        s.head_dim = r.head_dim;
+        s.pe_base = r.base;
+        s.rope_layout = r.layout;
+        s.rotary_dim = r.rotary_dim == r.head_dim ? 0 : r.rotary_dim;
+        s.rope_scaling = r.scaling;
+      };
+      break;
+    }
+  }
+  pins.attention_pe = *pe;
+  pins.attention = [head_dim, convention](AttentionSpec& s) {
+    if (head_dim) s.head_dim = *head_dim;
+    if (convention) convention(s);
+  };
+  AttentionSpec probe;
+  probe.pe = *pe;
+  validate_pinned(pins, probe);
+}
+
 }  // namespace
 
 std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) {
@@ -304,6 +368,9 @@ std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) 
       break;
     case Op::rope2d_apply:
       pin_rope2d(*pins, convention);
+      break;
+    case Op::attention:
+      pin_attention(*pins, convention);
       break;
     case Op::learned_add:  // x + table[positions]: nothing to state beyond the inputs
       if (convention.empty()) return nullptr;

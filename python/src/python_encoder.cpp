@@ -9,6 +9,7 @@
 #include <cstring>
 #include <span>
 #include <stdexcept>
+#include <type_traits>
 
 #include "spec_dict.hpp"
 
@@ -93,26 +94,27 @@ Marshalled marshal(const T5Bias& c) {
   return m;
 }
 
-Marshalled marshal(const Attention& c) {
-  // A Python attention function is called as written, with K and V of Q's heads: a grouped-query
-  // case (fewer K/V heads) is declined, not handed over in a shape it never asked for.
-  if (c.spec.kv_count() != c.spec.heads)
-    throw Unsupported("grouped-query attention (kv_heads < heads) is not offered to Python functions yet");
-  if (c.spec.window > 0) throw Unsupported("sliding-window attention is not offered to Python functions yet");
-  if (c.spec.rope_extended())
-    throw Unsupported("attention with partial or scaled RoPE is not offered to Python functions yet");
-  if (c.spec.queries > 0)
-    throw Unsupported("attention with fewer queries than keys (a decode step) is not offered to Python functions yet");
+/// Attention in every form the function declares (spec/attention_forms.hpp), as a plugin of
+/// revision 2 takes it: q (queries, heads, head_dim), the last tokens' queries; k and v (n,
+/// kv_heads, head_dim); `scale` and `window` keywords when declared. A call of a form it does not
+/// declare (a property's second call, a decode step say) is declined, naming the form.
+Marshalled marshal(const Attention& c, const AttentionForms& forms) {
+  if (const auto f = forms.lacking(c.spec))
+    throw Unsupported(fmt::format("the call needs {}, and the function does not declare the form '{}' (forms=)",
+                                  form_meaning(*f), form_name(*f)));
   Marshalled m;
-  const Shape shape{c.positions.size(), z(c.spec.heads), z(c.spec.head_dim)};
-  m.inputs["q"] = numpy_copy(c.q, shape);
-  m.inputs["k"] = numpy_copy(c.k, shape);
-  m.inputs["v"] = numpy_copy(c.v, shape);
+  const std::size_t n = c.positions.size(), d = z(c.spec.head_dim);
+  const Shape q_shape{c.spec.query_count(n), z(c.spec.heads), d}, kv_shape{n, z(c.spec.kv_count()), d};
+  m.inputs["q"] = numpy_copy(c.q, q_shape);
+  m.inputs["k"] = numpy_copy(c.k, kv_shape);
+  m.inputs["v"] = numpy_copy(c.v, kv_shape);
   m.inputs["positions"] = positions_array(c.positions);
   if (c.spec.pe == AttentionPE::shaw)
-    m.inputs["shaw_table"] = numpy_copy(c.shaw_table, {z(c.spec.shaw().table_rows()), z(c.spec.head_dim)});
+    m.inputs["shaw_table"] = numpy_copy(c.shaw_table, {z(c.spec.shaw().table_rows()), d});
   m.sizes["causal"] = c.spec.causal;
-  m.out = c.out, m.out_shape = shape;
+  if (forms.has(AttentionForm::scale)) m.sizes["scale"] = c.spec.effective_scale();
+  if (forms.has(AttentionForm::window)) m.sizes["window"] = c.spec.window;
+  m.out = c.out, m.out_shape = q_shape;
   return m;
 }
 
@@ -168,7 +170,11 @@ template <class Call>
 void PythonEncoder::handle(const Call& call) {
   if (Call::op != s_.op) decline(*this, Call::op);
   call.check();
-  Marshalled m = marshal(call);
+  Marshalled m;
+  if constexpr (std::is_same_v<Call, Attention>)
+    m = marshal(call, s_.forms);
+  else
+    m = marshal(call);
   nb::object result;
   try {
     result = s_.invoke(std::string(op_name(Call::op)), std::string(dtype_name(call.dtype)), m.inputs, m.sizes,

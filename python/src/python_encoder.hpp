@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "interface/encoder.hpp"
+#include "spec/attention_forms.hpp"
 
 namespace pecheck::python {
 
@@ -24,6 +25,8 @@ struct Subject {
   Op op;                      ///< the one operation it implements
   std::vector<DType> dtypes;  ///< the dtypes it is checked in
   bool passes_spec = false;   ///< convention="spec": every call also gets the spec, as a dict
+  /// The attention forms it takes (check()'s forms=; under a pinned PE RoPE's rule is the pin's).
+  AttentionForms forms;
 };
 
 /// The encoder: offers subject.op in subject.dtypes, declines everything else by name.

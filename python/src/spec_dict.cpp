@@ -55,7 +55,10 @@ Json spec_json(const T5Spec& s) {
 }
 
 Json spec_json(const AttentionSpec& s) {
+  // RoPE's whole spec (rotary_dim, scaling rule) as the rope operation's, as a plugin's `rope`.
+  Json rope = s.pe == AttentionPE::rope ? spec_json(s.rope()) : Json(nullptr);
   return {{"heads", s.heads},
+          {"rope", rope},
           {"kv_heads", s.kv_count()},
           {"window", s.window},
           {"queries", s.queries},
