@@ -1,8 +1,9 @@
 """What check() returns: one Result per property x dtype (the fields of docs/json-schema.md) in a
 Report that knows whether the function passed and how to say why not."""
 
+import builtins
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ._contracts import ContractVerdict
 from ._dtypes import dtype_name
@@ -27,15 +28,17 @@ class Result:
     counterexample: str = ""  # the shrunk case, or the one a crash died on
     vacuous: bool = False
     counterexample_error_u: Optional[float] = None  # None: the failure was not a measurement
-    other_rules: tuple = ()
-    distribution: dict = field(default_factory=dict)
+    other_rules: Tuple[Mapping[str, Any], ...] = ()  # {"rule", "counterexample", "message", ...} per other rule
+    distribution: Dict[str, int] = field(default_factory=dict)  # case tag -> cases that carried it
     replay: str = ""
 
-    @property
-    def ok(self):
+    # builtins.property: to a type checker the field `property` above hides the builtin in this
+    # class body (at run time it is only an annotation).
+    @builtins.property
+    def ok(self) -> bool:
         return self.verdict in ("pass", "skip")
 
-    def explain(self):
+    def explain(self) -> str:
         """The failure as a few lines: statement, counterexample, error against bound, replay."""
         head = f"{self.verdict.upper()} {self.property} / {self.dtype} after {self.cases} cases"
         lines = [head, f"  theorem: {self.statement}  ({self.doc})"]
@@ -59,13 +62,13 @@ class Report:
     op: str
     seed: int
     cases: int
-    results: tuple
+    results: Tuple[Result, ...]
     # Per dtype, for the operations a contract governs (rope, mrope, sinusoidal) with a convention
     # stated: the strongest contract met and where each stricter one first failed (_contracts.py).
     contracts: Mapping[str, ContractVerdict] = field(default_factory=dict)
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         """Something was judged, and no property failed or crashed (skips are not failures). Where a
         contract governs the operation, every law was judged under the contract met (`contracts`): ok
         means the function meets that named contract, and agreement fails where it meets none. A
@@ -73,11 +76,11 @@ class Report:
         return not self.vacuous and all(r.ok for r in self.results)
 
     @property
-    def vacuous(self):
+    def vacuous(self) -> bool:
         """Every property was skipped (declined, not applicable, not judged): nothing was judged."""
         return not any(r.verdict != "skip" for r in self.results)
 
-    def contract(self, dtype="f32"):
+    def contract(self, dtype: Any = "f32") -> Optional[str]:
         """The strongest contract `dtype` meets ("exact", "dtype-trig", "fp32-angles"), None if none;
         dtype as check() takes it (torch.bfloat16 too)."""
         dtype = dtype_name(dtype)
@@ -86,17 +89,17 @@ class Report:
         return self.contracts[dtype].met
 
     @property
-    def failures(self):
+    def failures(self) -> List[Result]:
         return [r for r in self.results if not r.ok]
 
-    def result(self, property, dtype="f32"):
+    def result(self, property: str, dtype: Any = "f32") -> Result:
         dtype = dtype_name(dtype)
         for r in self.results:
             if r.property == property and r.dtype == dtype:
                 return r
         raise KeyError(f"no result for {property} / {dtype}")
 
-    def summary(self):
+    def summary(self) -> str:
         rows = [f"pecheck: {self.function} as {self.op}, seed {self.seed}, {self.cases} cases per property"]
         if self.vacuous:
             first = next((r.message for r in self.results if r.message), "no property selected")
@@ -110,5 +113,5 @@ class Report:
             rows.append(f"  {r.verdict:5} {r.property:40} {r.dtype:5} max {worst:>9} u  bound {bound:>8} u{note}")
         return "\n".join(rows)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.summary()

@@ -1,10 +1,15 @@
 """The assertion for tests: pecheck.assert_holds(fn, op, convention, ...). Under pytest the seed
 and case count default to --pecheck-seed and --pecheck-cases (pecheck.pytest_plugin)."""
 
-_defaults = {}  # set by the pytest plugin from its options
+from typing import Any, Callable, Dict, Mapping, Union
+
+from ._report import Report
+
+_defaults: Dict[str, Any] = {}  # set by the pytest plugin from its options
 
 
-def assert_holds(fn, op="rope", convention=None, **kwargs):
+def assert_holds(fn: Callable[..., Any], op: str = "rope", convention: Union[Mapping[str, Any], str, None] = None,
+                 **kwargs: Any) -> Report:
     from . import check
 
     for key, value in _defaults.items():
