@@ -10,6 +10,7 @@ function's signature per operation, the conventions and the isolation are in doc
 
 import collections.abc
 import fnmatch
+import inspect
 import json
 import math
 import os
@@ -21,9 +22,9 @@ from ._dtypes import DTYPES as _DTYPES
 from ._dtypes import dtype_name
 from ._report import Report, Result
 
-__version__ = "0.1.0"
+from ._version import __version__  # CMakeLists.txt's project(pecheck VERSION ...), via the installed metadata
 __all__ = ["check", "assert_holds", "Report", "Result", "ContractVerdict", "ContractMiss", "CONTRACTS", "Unsupported",
-           "OPERATIONS", "DEFAULT_SEED"]
+           "OPERATIONS", "ATTENTION_FORMS", "DEFAULT_SEED"]
 
 DEFAULT_SEED = 20261130
 
@@ -47,6 +48,16 @@ OPERATIONS = {
     "mrope": "mrope_apply",
 }
 _FRAMEWORKS = ("numpy", "torch")
+# The attention forms a function may declare (spec/attention_forms.hpp): what each sends it.
+ATTENTION_FORMS = {
+    "grouped_query": "k and v with fewer heads than q (kv_heads dividing heads; GQA, MQA)",
+    "window": "a causal sliding window, as the keyword window (0: none)",
+    "decode": "fewer query rows than keys: the last tokens' queries against every key (a decode step)",
+    "scale": "the softmax scale, as the keyword scale (cases draw scales other than 1/sqrt(head_dim))",
+    "rope_rules": "with convention='spec': RoPE with a partial rotary_dim or a scaling rule",
+}
+# Forms that arrive as a keyword: a function declaring one must take it.
+_FORM_KEYWORDS = ("scale", "window")
 
 
 # True while check() runs: its children are the only forks pecheck's at-fork hook touches.
@@ -98,6 +109,9 @@ def check(
     timeout: float = 300.0,
     max_position: Optional[int] = None,
     contract: Optional[str] = None,
+    forms: Union[Iterable[str], str, None] = None,
+    cos_sin: Optional[str] = None,
+    produces_cos_sin: Optional[str] = None,
 ) -> Report:
     """Runs every property of `op` that applies to `fn` and returns a Report.
 
@@ -113,7 +127,14 @@ def check(
     that build on it: "exact" (2u), "dtype-trig" (cos and sin stored in the dtype) or "fp32-angles"
     (angles formed in fp32; the bound grows with the angle). None (the default): per dtype, the
     strongest of the three that agreement meets; the report's `contracts` says which, and where each
-    stricter one first failed (position, error in u). With a contract named, only that one is judged."""
+    stricter one first failed (position, error in u). With a contract named, only that one is judged.
+    forms: for attention, the call forms fn takes beyond the plain one (ATTENTION_FORMS: "grouped_query",
+    "window", "decode", "scale", "rope_rules", or "all"): every case is drawn within them, and a property
+    whose cases all need another is "not applicable", saying which.
+    cos_sin: for rope, fn applies a cos/sin it is handed (fn(x, cos, sin), or fn(x, positions,
+    cos_sin_cache)) in this layout (pecheck.cos_sin.LAYOUTS): pecheck hands it the stated convention's
+    exact cos and sin in the call's dtype. produces_cos_sin: fn is a cos/sin producer, fn(x, positions)
+    -> (cos, sin) in this layout, which pecheck applies exactly."""
     if not callable(fn):
         raise ValueError(f"fn: not callable ({type(fn).__name__})")
     if op not in OPERATIONS and op not in OPERATIONS.values():
@@ -142,6 +163,8 @@ def check(
     if contract is not None and contract not in CONTRACTS:
         raise ValueError(f"contract: {contract!r} is not one of {', '.join(CONTRACTS)} (or None: the strongest met)")
     mode, convention_json = _mode(convention)
+    form_names = _forms(forms, full_op, fn)
+    form = _cos_sin_form(cos_sin, produces_cos_sin, full_op, convention, max_position)
 
     from . import _core
     from ._invoke import Invoker
@@ -149,7 +172,7 @@ def check(
     catalogue = json.loads(_core.catalogue())
     if not any(p["op"] == full_op and fnmatch.fnmatchcase(p["id"], properties) for p in catalogue):
         raise ValueError(f"properties: '{properties}' matches no property of {full_op}")
-    invoker = Invoker(fn, framework, bool(in_place))
+    invoker = Invoker(fn, framework, bool(in_place), form)
     name = _name_of(fn)
 
     sys.stdout.flush()
@@ -158,12 +181,14 @@ def check(
     _checking = True
     try:
         raw = json.loads(_core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed),
-                                   properties, bool(isolate), float(timeout), int(max_position or 0), contract or ""))
+                                   properties, bool(isolate), float(timeout), int(max_position or 0), contract or "",
+                                   form_names))
     finally:
         _checking = False
 
     def replay(r, contract_used, top):
-        return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r)
+        return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r, form_names,
+                       {"cos_sin": cos_sin, "produces_cos_sin": produces_cos_sin})
 
     _raise_on_call_mismatch(name, raw["results"])
     results = [_result(r, replay) for r in raw["results"]]
@@ -173,6 +198,50 @@ def check(
                                                             m["contract"], max_position))
                 for v in raw["contracts"]}
     return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(results), contracts=verdicts)
+
+
+def _forms(forms, full_op, fn):
+    """check()'s forms= as a list of names, each known, each keyword form one fn can take."""
+    if forms is None:
+        return []
+    if full_op != "attention":
+        raise ValueError(f"forms: only attention takes forms ({full_op} has one call form)")
+    names = list(ATTENTION_FORMS) if forms == "all" else [forms] if isinstance(forms, str) else list(forms)
+    for f in names:
+        if f not in ATTENTION_FORMS:
+            raise ValueError(f"forms: unknown form {f!r} (known: {', '.join(ATTENTION_FORMS)}, or 'all')")
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # no signature to check against: the calls will tell
+        return sorted(set(names))
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    for f in _FORM_KEYWORDS:
+        if f in names and f not in params and not takes_any:
+            raise ValueError(f"forms: '{f}' is declared, so each call passes {f}=, but fn takes no '{f}' parameter")
+    return sorted(set(names))
+
+
+def _cos_sin_form(cos_sin, produces, full_op, convention, max_position):
+    """check()'s cos_sin= or produces_cos_sin= as the Invoker's form (pecheck.cos_sin), or None."""
+    if cos_sin is None and produces is None:
+        return None
+    from .cos_sin import CosSinForm, check_layout
+
+    name = "cos_sin" if cos_sin is not None else "produces_cos_sin"
+    if full_op != "rope_apply":
+        raise ValueError(f"{name}: only rope is written around a cos/sin cache, not {full_op}")
+    if cos_sin is not None and produces is not None:
+        raise ValueError("cos_sin: fn either applies a cos/sin (cos_sin=) or produces one (produces_cos_sin=), not both")
+    layout = check_layout(name, cos_sin if cos_sin is not None else produces)
+    if cos_sin is not None and not isinstance(convention, dict):
+        raise ValueError("cos_sin: needs the convention stated as a dict: the cos and sin fn is handed are that "
+                         "convention's")
+    if layout == "cos_sin_cache" and (produces is not None or max_position is None):
+        raise ValueError(f"{name}: 'cos_sin_cache' is a table fn is handed (cos_sin=), of max_position + 1 rows: "
+                         "state max_position")
+    pairs = convention.get("layout", "half_split") if isinstance(convention, dict) else "half_split"
+    return CosSinForm(layout, produces is not None, convention if isinstance(convention, dict) else None, pairs,
+                      max_position)
 
 
 def _raise_on_call_mismatch(name, rows):
@@ -205,7 +274,7 @@ def _result(r, replay):
     return Result(**r)
 
 
-def _replay(name, op, convention, framework, in_place, max_position, contract, seed, r):
+def _replay(name, op, convention, framework, in_place, max_position, contract, seed, r, forms=(), cos_sin=None):
     """The call that runs exactly this result's cases again (its seed is derived from the run's)."""
     stated = repr(convention)
     args = [name, f"op={op!r}", f"convention={stated if len(stated) <= 160 else '...'}"]
@@ -213,6 +282,9 @@ def _replay(name, op, convention, framework, in_place, max_position, contract, s
         args.append(f"framework={framework!r}")
     if in_place:
         args.append("in_place=True")
+    if forms:
+        args.append(f"forms={sorted(forms)!r}")
+    args += [f"{k}={v!r}" for k, v in (cos_sin or {}).items() if v is not None]
     if max_position is not None:
         args.append(f"max_position={max_position}")
     args.append(f"contract={contract!r}")

@@ -3,6 +3,7 @@ call, and the output back to a float32 array of the expected shape, or an except
 was wrong with it (pecheck._core turns the exception into a failed case)."""
 
 import inspect
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 
@@ -39,15 +40,18 @@ def to_storage(a, dtype):
 class Invoker:
     """Calls fn, once per call of any operation (its name comes with each call). framework: "numpy"
     or "torch"; in_place: fn modifies its input (x) and returns None; a spec, when the call brings
-    one (convention="spec"), is passed as a dict."""
+    one (convention="spec"), is passed as a dict. form: a RoPE cos/sin form (pecheck.cos_sin), which
+    makes fn's call from the rope call's x and positions."""
 
-    def __init__(self, fn, framework, in_place):
-        self.fn, self.framework, self.in_place = fn, framework, in_place
+    def __init__(self, fn, framework, in_place, form=None):
+        self.fn, self.framework, self.in_place, self.form = fn, framework, in_place, form
+        self.signature: Optional[inspect.Signature]
         try:  # a builtin or C function may have no signature: it is then called as it is
             self.signature = inspect.signature(fn)
         except (TypeError, ValueError):
             self.signature = None
-        self._mismatch = {}  # (op, keywords of a call) -> why fn cannot take them ("" if it can): bound once each
+        # (op, keywords of a call) -> why fn cannot take them ("" if it can): bound once each
+        self._mismatch: Dict[Tuple[str, ...], str] = {}
         if framework == "torch":
             import torch
 
@@ -91,6 +95,7 @@ class Invoker:
             raise Unsupported(self._mismatch[keys])
 
     def _why_not(self, op, passed):
+        assert self.signature is not None  # for the type checker: _check_call calls this only with one
         try:
             self.signature.bind(**passed)
             return ""
@@ -116,8 +121,12 @@ class Invoker:
             import json
 
             kwargs["spec"] = json.loads(spec)
-        self._check_call(op, {**args, **kwargs})
-        returned = self.fn(**args, **kwargs)
+        if self.form is not None:  # a cos/sin form: fn's own keywords, from the rope call's x and positions
+            self._check_call(op, dict.fromkeys(self.form.keywords()))
+            returned = self.form(self.fn, args["x"], args["positions"], _FormIO(self, dtype))
+        else:
+            self._check_call(op, {**args, **kwargs})
+            returned = self.fn(**args, **kwargs)
         if self.in_place:
             name = _IN_PLACE.get(op)
             if name is None:
@@ -133,3 +142,26 @@ class Invoker:
         if tuple(out.shape) != tuple(out_shape):
             raise ValueError(f"{what} has shape {tuple(out.shape)}, expected {tuple(out_shape)}")
         return np.ascontiguousarray(to_storage(out, dtype), dtype=np.float32)
+
+
+class _FormIO:
+    """What a cos/sin form (pecheck.cos_sin) needs of the Invoker: float64 tables in the call's
+    framework and dtype (rounded once to it), framework tensors as NumPy, and an output."""
+
+    def __init__(self, invoker, dtype):
+        self.invoker, self.dtype = invoker, dtype
+
+    def table(self, a):
+        if self.invoker.framework == "torch":
+            return self.invoker.torch.from_numpy(np.ascontiguousarray(a)).to(self.invoker.torch_dtypes[self.dtype])
+        stored = to_storage(np.asarray(a, dtype=np.float64), self.dtype)
+        return stored.astype(np.float16) if self.dtype == "f16" else stored
+
+    def numpy(self, t):
+        if self.invoker.framework == "torch":
+            t = t.detach().cpu()
+            return (t if not t.is_floating_point() else t.to(self.invoker.torch.float64)).numpy()
+        return np.asarray(t)
+
+    def output(self, a):
+        return self.invoker.torch.from_numpy(a) if self.invoker.framework == "torch" else a

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cos_sin.hpp"
 #include "harness/contract_ladder.hpp"
 #include "harness/isolation.hpp"
 #include "harness/result_json.hpp"
@@ -40,6 +41,21 @@ DType dtype_named(const std::string& name) {
   for (DType dt : kAllDTypes)
     if (dtype_name(dt) == name) return dt;
   throw std::invalid_argument("dtypes: unknown dtype '" + name + "' (f32, bf16, f16)");
+}
+
+/// The attention forms named by check()'s forms=.
+AttentionForms forms_named(const std::vector<std::string>& names) {
+  AttentionForms forms;
+  for (const std::string& n : names) {
+    const auto f = form_named(n);
+    if (!f) {
+      std::string known;
+      for (AttentionForm k : kAttentionForms) known += (known.empty() ? "" : ", ") + std::string(form_name(k));
+      throw std::invalid_argument("forms: unknown form '" + n + "' (known: " + known + ")");
+    }
+    forms.add(*f);
+  }
+  return forms;
 }
 
 /// How the function relates to the conventions of its operation.
@@ -74,7 +90,7 @@ ForkHooks python_fork_hooks() {
 std::string run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
                 const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
                 std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
-                const std::string& contract) {
+                const std::string& contract, const std::vector<std::string>& form_names) {
   const Op op = op_named(op_text);
   const Mode mode = mode_named(mode_text);
   std::vector<DType> dtypes;
@@ -97,7 +113,17 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
     }
     params.pins = pins_from_convention(op, c);
   }
-  const Subject subject{invoke, name, op, dtypes, mode == Mode::spec};
+  Subject subject{invoke, name, op, dtypes, mode == Mode::spec};
+  if (op == Op::attention) {
+    // Every attention case is drawn within the forms the function declares (harness/pins.hpp).
+    subject.forms = forms_named(form_names);
+    auto pins = std::make_shared<Pins>(params.pins ? *params.pins : Pins{});
+    pins->attention_forms = subject.forms;
+    if (pins->attention_pe) subject.forms.add(AttentionForm::rope_rules);  // the pinned RoPE's rule is its own
+    params.pins = std::move(pins);
+  } else if (!form_names.empty()) {
+    throw std::invalid_argument("forms: only attention takes forms (" + op_text + " has one call form)");
+  }
   const Backend backend{name, "a Python function",
                         [] {
                           return Availability{true, ""};
@@ -227,8 +253,9 @@ NB_MODULE(_core, m) {
   m.doc() = "pecheck's catalogue against a Python callable (use pecheck.check)";
   m.def("run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
         nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
-        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"));
+        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"));
   m.def("catalogue", &pecheck::python::catalogue);
+  pecheck::python::bind_cos_sin(m);
   m.def("time_rope_calls", &pecheck::python::time_rope_calls, nb::arg("invoke"), nb::arg("dtype"), nb::arg("tokens"),
         nb::arg("heads"), nb::arg("head_dim"), nb::arg("repeats"));
 }
