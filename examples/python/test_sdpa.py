@@ -37,6 +37,47 @@ def sdpa(q, k, v, positions, causal, scale, window):
     return F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale, **gqa)[0].transpose(0, 1)
 
 
+def rotate_half_split(x, positions, base):
+    """RoPE (rotate_half pairs) in float64 at the given positions, rounded once to x's dtype."""
+    d = x.shape[-1]
+    inv_freq = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angle = positions.to(torch.float64)[:, None, None] * inv_freq
+    a, b = x[..., : d // 2].double(), x[..., d // 2:].double()
+    return torch.cat([a * angle.cos() - b * angle.sin(), a * angle.sin() + b * angle.cos()], -1).to(x.dtype)
+
+
+def rope_then_sdpa(q, k, v, positions, causal, scale, window):
+    """RoPE applied inside attention, as a model's attention layer does: q at the query tokens'
+    positions (the last ones), k at every token's, then SDPA."""
+    n, queries = k.shape[0], q.shape[0]
+    return sdpa(rotate_half_split(q, positions[n - queries:], 10000.0), rotate_half_split(k, positions, 10000.0), v,
+                positions, causal, scale, window)
+
+
+def alibi_slopes(heads):
+    """Press et al.'s slopes (BLOOM's build_alibi_tensor): 2^(-8k/p) for the largest power of two
+    p <= heads, then the odd steps of 2^(-4k/p) for the rest."""
+    p = 1 << (heads.bit_length() - 1)
+    slopes = [2.0 ** (-8.0 * k / p) for k in range(1, p + 1)]
+    slopes += [2.0 ** (-4.0 * k / p) for k in range(1, 2 * (heads - p), 2)]
+    return torch.tensor(slopes, dtype=torch.float64)
+
+
+def alibi_sdpa(q, k, v, positions, causal, scale, window):
+    """ALiBi as a float attn_mask: -m_h (p_i - p_j) causal, -m_h |p_i - p_j| otherwise, added to
+    the scaled scores; -inf where the mask (causal, window, bottom-right) excludes the key."""
+    n, queries, heads = k.shape[0], q.shape[0], q.shape[1]
+    distance = (positions[n - queries:, None] - positions[None, :]).to(torch.float64)
+    bias = -alibi_slopes(heads)[:, None, None] * (distance if causal else distance.abs())
+    allowed = bottom_right_mask(queries, n, causal, window)
+    if allowed is not None:
+        bias = bias.masked_fill(~allowed, float("-inf"))
+    Q, K, V = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
+    gqa = {"enable_gqa": True} if K.shape[1] != Q.shape[1] else {}
+    out = F.scaled_dot_product_attention(Q, K, V, attn_mask=bias.to(q.dtype).unsqueeze(0), scale=scale, **gqa)
+    return out[0].transpose(0, 1)
+
+
 def sdpa_is_causal(q, k, v, positions, causal, scale):
     """SDPA's own is_causal flag, as most callers write it."""
     Q, K, V = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
@@ -62,6 +103,30 @@ def test_sdpa_in_every_form(dtype):
             assert r.verdict == "pass", r.explain()
     judged = {r.property for r in report.results if r.verdict != "skip"}
     assert {"attention.gqa_repeat_equivalence", "attention.window_limits", "attention.decode_equivalence"} <= judged
+
+
+def test_sdpa_with_rope_inside_meets_the_laws_of_an_encoding():
+    # With a PE the laws about its effect apply too: order sensitivity and translation invariance.
+    report = pecheck.check(rope_then_sdpa, "attention", {"pe": "rope", "rope_theta": 10000.0}, forms=FORMS,
+                           framework="torch", dtypes="f32", cases=CASES)
+    verdicts = {r.property: r for r in report.results}
+    for law in ("attention.order_sensitivity", "attention.translation_invariance", "attention.agrees_with_reference",
+                "attention.decode_equivalence", "attention.gqa_repeat_equivalence", "attention.window_limits"):
+        assert verdicts[law].verdict == "pass", verdicts[law].explain()
+    for r in report.results:
+        if r.verdict == "skip":  # K/V permutation invariance holds without a PE; ALiBi's law with ALiBi
+            assert r.message.startswith("not applicable") and "the encoder states rope" in r.message, r.message
+        elif r.property not in FINDINGS:
+            assert r.verdict == "pass", r.explain()
+
+
+def test_sdpa_with_an_alibi_mask_meets_alibis_laws():
+    report = pecheck.check(alibi_sdpa, "attention", {"pe": "alibi"}, forms=FORMS, framework="torch", dtypes="f32",
+                           cases=CASES)
+    verdicts = {r.property: r for r in report.results}
+    for law in ("alibi.causal_shift_equivalence", "attention.translation_invariance",
+                "attention.agrees_with_reference", "attention.decode_equivalence"):
+        assert verdicts[law].verdict == "pass", verdicts[law].explain()
 
 
 def test_sdpa_findings_are_what_the_page_says():

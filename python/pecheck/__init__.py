@@ -112,6 +112,7 @@ def check(
     forms: Union[Iterable[str], str, None] = None,
     cos_sin: Optional[str] = None,
     produces_cos_sin: Optional[str] = None,
+    device: Optional[str] = None,
 ) -> Report:
     """Runs every property of `op` that applies to `fn` and returns a Report.
 
@@ -134,7 +135,9 @@ def check(
     cos_sin: for rope, fn applies a cos/sin it is handed (fn(x, cos, sin), or fn(x, positions,
     cos_sin_cache)) in this layout (pecheck.cos_sin.LAYOUTS): pecheck hands it the stated convention's
     exact cos and sin in the call's dtype. produces_cos_sin: fn is a cos/sin producer, fn(x, positions)
-    -> (cos, sin) in this layout, which pecheck applies exactly."""
+    -> (cos, sin) in this layout, which pecheck applies exactly.
+    device: with framework="torch", where fn's tensors live ("cpu" by default, "cuda", "cuda:1"); a
+    device this machine lacks skips every property, saying so (assert_holds skips the test)."""
     if not callable(fn):
         raise ValueError(f"fn: not callable ({type(fn).__name__})")
     if op not in OPERATIONS and op not in OPERATIONS.values():
@@ -165,30 +168,33 @@ def check(
     mode, convention_json = _mode(convention)
     form_names = _forms(forms, full_op, fn)
     form = _cos_sin_form(cos_sin, produces_cos_sin, full_op, convention, max_position)
+    device = _device(device, framework)
 
     from . import _core
     from ._invoke import Invoker
 
-    catalogue = json.loads(_core.catalogue())
+    catalogue = _core.catalogue()
     if not any(p["op"] == full_op and fnmatch.fnmatchcase(p["id"], properties) for p in catalogue):
         raise ValueError(f"properties: '{properties}' matches no property of {full_op}")
-    invoker = Invoker(fn, framework, bool(in_place), form)
     name = _name_of(fn)
+    if (absent := _device_absent(device)) is not None:
+        return _skipped_everywhere(name, full_op, catalogue, properties, dtypes, seed, cases, absent)
+    invoker = Invoker(fn, framework, bool(in_place), form, device)
 
     sys.stdout.flush()
     sys.stderr.flush()
     global _checking
     _checking = True
     try:
-        raw = json.loads(_core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed),
-                                   properties, bool(isolate), float(timeout), int(max_position or 0), contract or "",
-                                   form_names))
+        raw = _core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed), properties,
+                        bool(isolate), float(timeout), int(max_position or 0), contract or "", form_names)
     finally:
         _checking = False
 
     def replay(r, contract_used, top):
         return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r, form_names,
-                       {"cos_sin": cos_sin, "produces_cos_sin": produces_cos_sin})
+                       {"cos_sin": cos_sin, "produces_cos_sin": produces_cos_sin,
+                        "device": None if device == "cpu" else device})
 
     _raise_on_call_mismatch(name, raw["results"])
     results = [_result(r, replay) for r in raw["results"]]
@@ -219,6 +225,46 @@ def _forms(forms, full_op, fn):
         if f in names and f not in params and not takes_any:
             raise ValueError(f"forms: '{f}' is declared, so each call passes {f}=, but fn takes no '{f}' parameter")
     return sorted(set(names))
+
+
+def _device(device, framework):
+    """check()'s device= as a torch device string ("cpu" when not given)."""
+    if device is None:
+        return "cpu"
+    if not isinstance(device, str) or not device:
+        raise ValueError(f"device: {device!r} is not a device name such as 'cpu' or 'cuda'")
+    if device != "cpu" and framework != "torch":
+        raise ValueError(f"device: only framework='torch' puts tensors on a device ('{device}' with {framework})")
+    return device
+
+
+def _device_absent(device):
+    """Why this machine has no such device, or None (it has, or it is the CPU)."""
+    if device == "cpu":
+        return None
+    import torch
+
+    if device.startswith("cuda"):
+        # Only asked, never used here: a parent that has initialised CUDA cannot fork children that
+        # use it, and each property runs in a forked child.
+        if not torch.cuda.is_available():
+            return f"device '{device}': this machine has none (torch.cuda.is_available() is False)"
+        return None
+    try:
+        torch.empty(1, device=device)
+    except (RuntimeError, ValueError) as e:
+        return f"device '{device}': {str(e).splitlines()[0]}"
+    return None
+
+
+def _skipped_everywhere(name, full_op, catalogue, properties, dtypes, seed, cases, reason):
+    """The report of a check that could not run at all: every selected property x dtype a skip."""
+    rows = [Result(property=p["id"], dtype=dt, verdict="skip", cases=0, nontrivial_cases=0, max_error_u=None,
+                   bound_u=None, direction="at_most", property_seed=0, statement=p["statement"], doc=p["doc"],
+                   seconds=0.0, encoder=name, message=reason)
+            for p in catalogue if p["op"] == full_op and fnmatch.fnmatchcase(p["id"], properties)
+            for dt in dtypes if dt in p["dtypes"]]
+    return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(rows))
 
 
 def _cos_sin_form(cos_sin, produces, full_op, convention, max_position):

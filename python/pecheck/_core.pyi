@@ -2,6 +2,7 @@
 pecheck.check() is the way in; python/tests/test_version.py checks these names against the module."""
 
 from collections.abc import Callable, Sequence
+import typing
 from typing import Any
 
 import numpy
@@ -22,14 +23,14 @@ def run(
     max_position: int,
     contract: str,
     forms: Sequence[str],
-) -> str:
-    """The catalogue of `op` against invoke (a pecheck._invoke.Invoker): JSON text,
-    {"results": [...], "contracts": [...]} in the fields of docs/json-schema.md. mode: "opaque",
+) -> dict[str, typing.Any]:
+    """The catalogue of `op` against invoke (a pecheck._invoke.Invoker): {"results": [...],
+    "contracts": [...]}, each row a dict in the fields of docs/json-schema.md. mode: "opaque",
     "pinned" (convention: JSON text) or "spec"; properties: a glob over property ids; contract: a
     name, or "" for the strongest met; max_position: 0 for no ceiling; forms: attention's call forms."""
 
-def catalogue() -> str:
-    """Every property as JSON text: a list of {"id", "op", "statement", "doc", "convention_free",
+def catalogue() -> list[dict[str, typing.Any]]:
+    """Every property: a list of {"id", "op", "statement", "doc", "convention_free",
     "pinnable", "calls_at_case_positions", "dtypes"}."""
 
 def time_rope_calls(invoke: Callable[..., Any], dtype: str, tokens: int, heads: int, head_dim: int,

@@ -43,8 +43,8 @@ class Invoker:
     one (convention="spec"), is passed as a dict. form: a RoPE cos/sin form (pecheck.cos_sin), which
     makes fn's call from the rope call's x and positions."""
 
-    def __init__(self, fn, framework, in_place, form=None):
-        self.fn, self.framework, self.in_place, self.form = fn, framework, in_place, form
+    def __init__(self, fn, framework, in_place, form=None, device="cpu"):
+        self.fn, self.framework, self.in_place, self.form, self.device = fn, framework, in_place, form, device
         self.signature: Optional[inspect.Signature]
         try:  # a builtin or C function may have no signature: it is then called as it is
             self.signature = inspect.signature(fn)
@@ -60,10 +60,11 @@ class Invoker:
 
     def _to_framework(self, a, dtype):
         if a.dtype == np.int64:
-            return self.torch.from_numpy(a) if self.framework == "torch" else a
+            return self.torch.from_numpy(a).to(self.device) if self.framework == "torch" else a
         if self.framework == "torch":
-            # torch.from_numpy shares the buffer; .to() converts (a copy only for bf16 and f16).
-            return self.torch.from_numpy(a).to(self.torch_dtypes[dtype])
+            # torch.from_numpy shares the buffer; .to() converts (a copy only for bf16 and f16, or
+            # to another device).
+            return self.torch.from_numpy(a).to(self.device, self.torch_dtypes[dtype])
         # NumPy has no bfloat16: bf16 values travel in float32 arrays (exactly representable).
         return a.astype(np.float16) if dtype == "f16" else a
 
@@ -118,9 +119,7 @@ class Invoker:
         args = {k: self._to_framework(v, dtype) for k, v in inputs.items()}
         kwargs = dict(sizes)
         if spec is not None:
-            import json
-
-            kwargs["spec"] = json.loads(spec)
+            kwargs["spec"] = spec
         if self.form is not None:  # a cos/sin form: fn's own keywords, from the rope call's x and positions
             self._check_call(op, dict.fromkeys(self.form.keywords()))
             returned = self.form(self.fn, args["x"], args["positions"], _FormIO(self, dtype))
@@ -153,7 +152,8 @@ class _FormIO:
 
     def table(self, a):
         if self.invoker.framework == "torch":
-            return self.invoker.torch.from_numpy(np.ascontiguousarray(a)).to(self.invoker.torch_dtypes[self.dtype])
+            torch = self.invoker.torch
+            return torch.from_numpy(np.ascontiguousarray(a)).to(self.invoker.device, self.invoker.torch_dtypes[self.dtype])
         stored = to_storage(np.asarray(a, dtype=np.float64), self.dtype)
         return stored.astype(np.float16) if self.dtype == "f16" else stored
 
@@ -164,4 +164,6 @@ class _FormIO:
         return np.asarray(t)
 
     def output(self, a):
-        return self.invoker.torch.from_numpy(a) if self.invoker.framework == "torch" else a
+        if self.invoker.framework == "torch":
+            return self.invoker.torch.from_numpy(a).to(self.invoker.device)
+        return a

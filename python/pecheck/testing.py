@@ -15,6 +15,11 @@ def assert_holds(fn: Callable[..., Any], op: str = "rope", convention: Union[Map
     for key, value in _defaults.items():
         kwargs.setdefault(key, value)
     report = check(fn, op, convention, **kwargs)
+    device = kwargs.get("device")
+    if report.vacuous and device and all(r.message.startswith(f"device '{device}'") for r in report.results):
+        import pytest  # a machine without the device: the test does not apply here, it did not fail
+
+        pytest.skip(report.results[0].message if report.results else f"device '{device}' is absent")
     if report.vacuous:
         first = next((r.message for r in report.results if r.message), "no property selected")
         raise AssertionError(f"pecheck: nothing of {report.function} was judged: all {len(report.results)} checks "

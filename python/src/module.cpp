@@ -1,7 +1,7 @@
 // pecheck._core: the catalogue against a Python callable. check() in pecheck/__init__.py prepares
 // the arguments; run() here selects the properties of one operation, runs each property x dtype in
 // a forked child (harness/isolation.hpp, with CPython's fork hooks) or in this process, and
-// returns the results as JSON in the fields of docs/json-schema.md.
+// returns the results as Python objects in the fields of docs/json-schema.md (to_python.hpp).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -22,6 +22,7 @@
 #include "pins.hpp"
 #include "properties/registry.hpp"
 #include "python_encoder.hpp"
+#include "to_python.hpp"
 
 namespace nb = nanobind;
 
@@ -84,13 +85,14 @@ ForkHooks python_fork_hooks() {
           .after_in_child = [] { PyOS_AfterFork_Child(); }};
 }
 
-/// The catalogue of `op` against a Python function; JSON {"results": [...], "contracts": [...]}.
+/// The catalogue of `op` against a Python function: {"results": [...], "contracts": [...]}, the
+/// rows in the fields of docs/json-schema.md, as Python objects.
 /// contract: a name, or empty: where a contract governs op (contract_agreement_id) and a convention
 /// is stated, the ladder finds the strongest met per dtype (harness/contract_ladder.hpp).
-std::string run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
-                const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
-                std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
-                const std::string& contract, const std::vector<std::string>& form_names) {
+nb::object run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
+               const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
+               std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
+               const std::string& contract, const std::vector<std::string>& form_names) {
   const Op op = op_named(op_text);
   const Mode mode = mode_named(mode_text);
   std::vector<DType> dtypes;
@@ -205,7 +207,7 @@ std::string run(nb::object invoke, std::string name, const std::string& op_text,
       results.push_back(std::move(j));
     }
   }
-  return Json{{"results", results}, {"contracts", verdicts}}.dump();
+  return to_python(Json{{"results", results}, {"contracts", verdicts}});
 }
 
 /// For python/bench/overhead.py: `repeats` RoPE calls of (tokens, heads, head_dim) through the
@@ -228,7 +230,7 @@ double time_rope_calls(nb::object invoke, const std::string& dtype, int tokens, 
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::string catalogue() {
+nb::object catalogue() {
   Json out = Json::array();
   for (const Property& p : property_registry()) {
     Json dts = Json::array();
@@ -242,7 +244,7 @@ std::string catalogue() {
                    {"calls_at_case_positions", p.calls_at_case_positions},
                    {"dtypes", dts}});
   }
-  return out.dump();
+  return to_python(out);
 }
 
 }  // namespace
@@ -253,8 +255,12 @@ NB_MODULE(_core, m) {
   m.doc() = "pecheck's catalogue against a Python callable (use pecheck.check)";
   m.def("run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
         nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
-        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"));
-  m.def("catalogue", &pecheck::python::catalogue);
+        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"),
+        nb::sig("def run(invoke: object, name: str, op: str, mode: str, convention: str, dtypes: "
+                "collections.abc.Sequence[str], cases: int, seed: int, properties: str, isolate: bool, timeout_s: "
+                "float, max_position: int, contract: str, forms: collections.abc.Sequence[str]) -> dict[str, "
+                "typing.Any]"));
+  m.def("catalogue", &pecheck::python::catalogue, nb::sig("def catalogue() -> list[dict[str, typing.Any]]"));
   pecheck::python::bind_cos_sin(m);
   m.def("time_rope_calls", &pecheck::python::time_rope_calls, nb::arg("invoke"), nb::arg("dtype"), nb::arg("tokens"),
         nb::arg("heads"), nb::arg("head_dim"), nb::arg("repeats"));

@@ -12,6 +12,7 @@
 #include <type_traits>
 
 #include "spec_dict.hpp"
+#include "to_python.hpp"
 
 namespace pecheck::python {
 
@@ -178,7 +179,7 @@ void PythonEncoder::handle(const Call& call) {
   nb::object result;
   try {
     result = s_.invoke(std::string(op_name(Call::op)), std::string(dtype_name(call.dtype)), m.inputs, m.sizes,
-                       s_.passes_spec ? nb::cast(spec_json(call.spec).dump()) : nb::none(), nb::cast(m.out_shape));
+                       s_.passes_spec ? to_python(spec_json(call.spec)) : nb::none(), nb::cast(m.out_shape));
   } catch (nb::python_error& e) {
     const bool unsupported = e.matches(nb::module_::import_("pecheck").attr("Unsupported"));
     const bool index_error = e.matches(PyExc_IndexError);
