@@ -19,11 +19,11 @@ CASES = 20
 LLAMA = {"rope_theta": 10000.0}
 
 
-def liger(x, cos, sin):
-    """x (n, heads, d) -> Liger's (batch, heads, seq, d), q and k two copies of it."""
-    q = x.transpose(0, 1).unsqueeze(0).contiguous()
-    out, _ = rope.liger_rotary_pos_emb(q, q.clone(), cos.unsqueeze(0), sin.unsqueeze(0))
-    return out[0].transpose(0, 1)
+def liger(q, k, cos, sin):
+    """q, k (n, heads, d) -> Liger's (batch, heads, seq, d) and back: both rotated, both checked."""
+    to_liger, back = (lambda t: t.transpose(0, 1).unsqueeze(0).contiguous()), (lambda t: t[0].transpose(0, 1))
+    q_out, k_out = rope.liger_rotary_pos_emb(to_liger(q), to_liger(k), cos.unsqueeze(0), sin.unsqueeze(0))
+    return back(q_out), back(k_out)
 
 
 @pytest.mark.skipif(os.environ["TRITON_INTERPRET"] != "1", reason="checks the interpreter's run on the CPU")

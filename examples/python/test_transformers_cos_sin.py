@@ -16,11 +16,12 @@ CASES = 30
 LLAMA = {"rope_theta": 10000.0, "head_dim": hf_rope.HEAD_DIM}
 
 
-def apply(x, cos, sin):
-    """x (n, heads, d), cos and sin (n, d) -> apply_rotary_pos_emb's (batch, heads, seq, d) and back."""
-    q = x.transpose(0, 1).unsqueeze(0)
-    y, _ = apply_rotary_pos_emb(q, q, cos.unsqueeze(0), sin.unsqueeze(0))
-    return y[0].transpose(0, 1)
+def apply(q, k, cos, sin):
+    """q, k (n, heads, d), cos and sin (n, d) -> apply_rotary_pos_emb's (batch, heads, seq, d) and back;
+    pecheck hands q and k the same values and checks that both come back rotated alike."""
+    to_hf, back = (lambda t: t.transpose(0, 1).unsqueeze(0)), (lambda t: t[0].transpose(0, 1))
+    q_out, k_out = apply_rotary_pos_emb(to_hf(q), to_hf(k), cos.unsqueeze(0), sin.unsqueeze(0))
+    return back(q_out), back(k_out)
 
 
 def producer(rope_theta, rope_scaling=None):

@@ -133,7 +133,7 @@ def check(
     "window", "decode", "scale", "rope_rules", or "all"): every case is drawn within them, and a property
     whose cases all need another is "not applicable", saying which.
     cos_sin: for rope, fn applies a cos/sin it is handed (fn(x, cos, sin), or fn(x, positions,
-    cos_sin_cache)) in this layout (pecheck.cos_sin.LAYOUTS): pecheck hands it the stated convention's
+    cos_sin_cache); fn(q, k, cos, sin) -> (q, k) is handed x twice and must rotate both alike) in this layout (pecheck.cos_sin.LAYOUTS): pecheck hands it the stated convention's
     exact cos and sin in the call's dtype. produces_cos_sin: fn is a cos/sin producer, fn(x, positions)
     -> (cos, sin) in this layout, which pecheck applies exactly.
     device: with framework="torch", where fn's tensors live ("cpu" by default, "cuda", "cuda:1"); a
@@ -167,7 +167,7 @@ def check(
         raise ValueError(f"contract: {contract!r} is not one of {', '.join(CONTRACTS)} (or None: the strongest met)")
     mode, convention_json = _mode(convention)
     form_names = _forms(forms, full_op, fn)
-    form = _cos_sin_form(cos_sin, produces_cos_sin, full_op, convention, max_position)
+    form = _cos_sin_form(cos_sin, produces_cos_sin, full_op, convention, max_position, fn)
     device = _device(device, framework)
 
     from . import _core
@@ -267,7 +267,7 @@ def _skipped_everywhere(name, full_op, catalogue, properties, dtypes, seed, case
     return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(rows))
 
 
-def _cos_sin_form(cos_sin, produces, full_op, convention, max_position):
+def _cos_sin_form(cos_sin, produces, full_op, convention, max_position, fn):
     """check()'s cos_sin= or produces_cos_sin= as the Invoker's form (pecheck.cos_sin), or None."""
     if cos_sin is None and produces is None:
         return None
@@ -286,8 +286,13 @@ def _cos_sin_form(cos_sin, produces, full_op, convention, max_position):
         raise ValueError(f"{name}: 'cos_sin_cache' is a table fn is handed (cos_sin=), of max_position + 1 rows: "
                          "state max_position")
     pairs = convention.get("layout", "half_split") if isinstance(convention, dict) else "half_split"
+    try:  # fn(q, k, ...): both handed over, as the kernels take them
+        params = inspect.signature(fn).parameters
+        pairwise = cos_sin is not None and "q" in params and "k" in params
+    except (TypeError, ValueError):
+        pairwise = False
     return CosSinForm(layout, produces is not None, convention if isinstance(convention, dict) else None, pairs,
-                      max_position)
+                      max_position, pairwise)
 
 
 def _raise_on_call_mismatch(name, rows):

@@ -157,6 +157,9 @@ class _FormIO:
         stored = to_storage(np.asarray(a, dtype=np.float64), self.dtype)
         return stored.astype(np.float16) if self.dtype == "f16" else stored
 
+    def copy(self, t):
+        return t.clone() if self.invoker.framework == "torch" else np.array(t, copy=True)
+
     def numpy(self, t):
         if self.invoker.framework == "torch":
             t = t.detach().cpu()

@@ -59,8 +59,11 @@ class CosSinForm:
     takes them from fn), calls fn, and returns what the Invoker reads as fn's output."""
 
     def __init__(self, layout: str, produces: bool, convention: Optional[Dict[str, Any]], pair_layout: str,
-                 max_position: Optional[int]):
+                 max_position: Optional[int], pairwise: bool = False):
         self.layout, self.produces, self.pair_layout = layout, produces, pair_layout
+        # fn(q, k, ...) -> (q', k'), as the kernels take both: q and k are handed the same values
+        # and must come back the same (a k path of its own, wrong, fails), q' is what is judged.
+        self.pairwise = pairwise
         self.convention = json.dumps(convention) if convention is not None else None
         self.max_position = max_position
         self._cache: Dict[int, np.ndarray] = {}  # head_dim -> the whole cos_sin_cache, in float64
@@ -69,7 +72,8 @@ class CosSinForm:
         """The keywords fn is called with."""
         if self.produces:
             return ("x", "positions")
-        return ("x", "positions", "cos_sin_cache") if self.layout == "cos_sin_cache" else ("x", "cos", "sin")
+        inputs = ("q", "k") if self.pairwise else ("x",)
+        return inputs + (("positions", "cos_sin_cache") if self.layout == "cos_sin_cache" else ("cos", "sin"))
 
     def _tables(self, head_dim: int, positions: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
         from . import _core
@@ -95,9 +99,23 @@ class CosSinForm:
                 from . import Unsupported
 
                 raise Unsupported("a cos_sin_cache has rows for positions 0..max_position only, not negative ones")
-            return fn(x=x, positions=positions, cos_sin_cache=io.table(self._cos_sin_cache(head_dim)))
-        c, s = self._tables(head_dim, io.numpy(positions).astype(np.int64))
-        return fn(x=x, cos=io.table(_spread(c, self.layout)), sin=io.table(_spread(s, self.layout)))
+            tables = {"positions": positions, "cos_sin_cache": io.table(self._cos_sin_cache(head_dim))}
+        else:
+            c, s = self._tables(head_dim, io.numpy(positions).astype(np.int64))
+            tables = {"cos": io.table(_spread(c, self.layout)), "sin": io.table(_spread(s, self.layout))}
+        if not self.pairwise:
+            return fn(x=x, **tables)
+        returned = fn(q=x, k=io.copy(x), **tables)
+        if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
+            raise TypeError(f"fn(q, k, ...) returned a {type(returned).__name__}, not a (q, k) pair")
+        q_out, k_out = (io.numpy(t) for t in returned)
+        if q_out.shape != k_out.shape or not np.array_equal(q_out, k_out, equal_nan=True):
+            bad = np.argwhere(~((q_out == k_out) | (np.isnan(q_out) & np.isnan(k_out)))) if q_out.shape == k_out.shape \
+                else None
+            where = f" first at {tuple(int(i) for i in bad[0])}: q {q_out[tuple(bad[0])]}, k {k_out[tuple(bad[0])]}" \
+                if bad is not None and len(bad) else f": shapes {q_out.shape} and {k_out.shape}"
+            raise ValueError(f"k, handed the same values as q, came back rotated differently{where}")
+        return returned[0]
 
     def _rotate_by_produced(self, produced: Any, x: Any, n: int, io: Any) -> Any:
         if not (isinstance(produced, (tuple, list)) and len(produced) == 2):

@@ -61,6 +61,20 @@ def test_an_apply_handed_exact_cos_sin_is_a_rope(fn, layout, convention, extra):
     assert report.contract("f32") in ("exact", "dtype-trig") and report.contract("bf16") in ("exact", "dtype-trig")
 
 
+def hf_pair(q, k, cos, sin):
+    """As the kernels are called: q and k together, both rotated."""
+    return hf_apply(q, cos, sin), hf_apply(k, cos, sin)
+
+
+def test_q_and_k_are_both_handed_over_and_must_turn_alike():
+    assert check(hf_pair, cos_sin="rotate_half", dtypes="f32").ok
+    k_wrong = check(lambda q, k, cos, sin: (hf_apply(q, cos, sin), hf_apply(k, cos, -sin)), cos_sin="rotate_half",
+                    dtypes="f32", properties="rope.agrees_with_reference")
+    (r,) = k_wrong.results
+    assert r.verdict == "fail" and "k, handed the same values as q, came back rotated differently" in r.message, \
+        r.explain()
+
+
 def test_yarns_attention_factor_is_in_the_tables():
     yarn = {"rope_theta": 10000.0, "head_dim": 64, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
                                                                     "original_max_position_embeddings": 2048}}
