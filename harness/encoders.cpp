@@ -25,4 +25,10 @@ const std::vector<Backend>& encoders_under_test() {
   return all;
 }
 
+std::unique_ptr<Encoder> make_encoder(std::string_view name) {
+  for (const Backend& b : encoders_under_test())
+    if (b.name == name) return b.make();
+  return nullptr;
+}
+
 }  // namespace pecheck

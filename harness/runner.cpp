@@ -17,6 +17,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "harness/case_journal.hpp"
 
@@ -70,6 +71,16 @@ std::string MeasurementTracker::record(const Outcome& o) {
   return failure;
 }
 
+/// a and b at the fewest significant digits, 4 at least, that tell them apart: an excess that four
+/// digits would round away reads "error 2.00002 u exceeds the bound 2 u", not "2 u exceeds 2 u".
+std::pair<std::string, std::string> told_apart(double a, double b) {
+  for (int digits = 4; digits < 17; ++digits) {
+    std::string sa = fmt::format("{:.{}g}", a, digits), sb = fmt::format("{:.{}g}", b, digits);
+    if (sa != sb) return {sa, sb};
+  }
+  return {fmt::format("{:.17g}", a), fmt::format("{:.17g}", b)};
+}
+
 std::string MeasurementTracker::judge(const Outcome& o) {
   const bool at_most = direction_ == Direction::at_most;
   const std::string where = o.where.empty() ? "" : " at " + o.where;
@@ -97,9 +108,9 @@ std::string MeasurementTracker::judge(const Outcome& o) {
   const bool holds = at_most ? o.error_u <= o.bound_u : o.error_u > o.bound_u;
   if (holds) return {};
   last_failure_error_ = o.error_u;
-  return last_failure_ =
-             at_most ? fmt::format("error {:.4g} u exceeds the bound {:.4g} u{}", o.error_u, o.bound_u, where)
-                     : fmt::format("separation {:.4g} u does not exceed {:.4g} u{}", o.error_u, o.bound_u, where);
+  const auto [error, bound] = told_apart(o.error_u, o.bound_u);
+  return last_failure_ = at_most ? fmt::format("error {} u exceeds the bound {} u{}", error, bound, where)
+                                 : fmt::format("separation {} u does not exceed {} u{}", error, bound, where);
 }
 
 /// Converts RapidCheck's result into a PropertyResult (verdict, cases, counterexample).

@@ -16,11 +16,7 @@
 namespace pecheck {
 namespace {
 
-std::unique_ptr<Encoder> scalar_encoder() {
-  for (const Backend& b : encoders_under_test())
-    if (b.name == "scalar") return b.make();
-  return nullptr;
-}
+std::unique_ptr<Encoder> scalar_encoder() { return make_encoder("scalar"); }
 
 /// Forwards to the scalar backend and records every attention call's spec; declines a call of a
 /// form it does not declare, as a Python function's encoder does (a property's second call, say).

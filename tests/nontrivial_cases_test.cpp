@@ -36,10 +36,18 @@ Property counting_property(int cut) {
       [cut](Encoder&, DType, const CountCase& c) { return Outcome{.bound_u = 1, .trivial = c.k < cut}; });
 }
 
-std::unique_ptr<Encoder> scalar_encoder() {
-  for (const Backend& b : encoders_under_test())
-    if (b.name == "scalar") return b.make();
-  return nullptr;
+std::unique_ptr<Encoder> scalar_encoder() { return make_encoder("scalar"); }
+
+TEST(FailureMessage, AnExcessFourDigitsWouldRoundAwayIsShown) {
+  // Issue 38: "error 2 u exceeds the bound 2 u" hid the excess.
+  const Property p = make_property<CountCase>(
+      {.id = "test.excess", .statement = "k is within 2 u.", .family = Family::rope, .op = Op::rope_apply},
+      [](DType) { return rc::gen::map(rc::gen::inRange(0, 100), [](int k) { return CountCase{k}; }); },
+      [](Encoder&, DType, const CountCase&) { return Outcome{.error_u = 2.00002, .bound_u = 2}; });
+  const auto enc = scalar_encoder();
+  const PropertyResult r = p.run(*enc, DType::f32, RunParams{.seed = 1, .cases = 5});
+  EXPECT_EQ(r.verdict, Verdict::fail);
+  EXPECT_TRUE(r.message.starts_with("error 2.00002 u exceeds the bound 2 u")) << r.message;
 }
 
 TEST(NontrivialCases, TheRunnerCountsThemAndRefusesAVacuousPass) {

@@ -20,11 +20,7 @@
 namespace pecheck {
 namespace {
 
-std::unique_ptr<Encoder> scalar_encoder() {
-  for (const Backend& b : encoders_under_test())
-    if (b.name == "scalar") return b.make();
-  return nullptr;
-}
+std::unique_ptr<Encoder> scalar_encoder() { return make_encoder("scalar"); }
 
 const Property& property(const std::string& id) {
   for (const Property& p : property_registry())
