@@ -122,8 +122,12 @@ void print_failures(const VerifyRun& run, const VerifyOptions& o) {
       if (!r.counterexample.empty()) std::cout << "  counterexample (shrunk): " << r.counterexample << "\n";
       // Two numbers, not one: where shrinking ended up, and the worst any case reached.
       if (!std::isnan(r.counterexample_error_u))
-        std::cout << fmt::format("  error: {} u at the counterexample, {} u at worst over all {} cases\n",
-                                 number(r.counterexample_error_u), number(r.max_error_u), r.cases);
+        std::cout << fmt::format(
+            "  error: {} u at the counterexample{}, {} u at worst over all {} cases (bound {} u there)\n",
+            number(r.counterexample_error_u),
+            std::isnan(r.counterexample_bound_u) ? ""
+                                                 : fmt::format(" (its bound {} u)", number(r.counterexample_bound_u)),
+            number(r.max_error_u), r.cases, number(r.bound_u));
     }
     std::cout << "  " << r.message << "\n";
     for (const auto& other : r.other_rules)

@@ -8,6 +8,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include "harness/told_apart.hpp"
+
 namespace pecheck {
 
 namespace {
@@ -49,8 +51,11 @@ std::string miss_text(const ContractMiss& m) {
   if (std::isnan(e))
     return fmt::format("{} fails{} ({}: {})", tol::contract_name(m.contract), where, m.result.property,
                        m.result.message.empty() ? "no measurement" : m.result.message);
-  return fmt::format("{} fails{} ({}, {:.4g} u > {:.4g} u)", tol::contract_name(m.contract), where, m.result.property,
-                     e, m.result.bound_u);
+  // The counterexample's own bound, which its error exceeds (bound_u is the closest case's).
+  const double b = std::isnan(m.result.counterexample_bound_u) ? m.result.bound_u : m.result.counterexample_bound_u;
+  const auto [error, bound] = told_apart(e, b);
+  return fmt::format("{} fails{} ({}, {} u > {} u)", tol::contract_name(m.contract), where, m.result.property, error,
+                     bound);
 }
 
 }  // namespace
@@ -112,13 +117,14 @@ nlohmann::json ContractVerdict::json() const {
   j["laws_below"] = top ? nlohmann::json(top) : nlohmann::json();
   for (const ContractMiss& m : misses) {
     const double e = m.result.counterexample_error_u;
-    j["misses"].push_back({{"contract", tol::contract_name(m.contract)},
-                           {"property", m.result.property},
-                           {"position", m.position ? nlohmann::json(*m.position) : nlohmann::json()},
-                           {"error_u", std::isnan(e) ? nlohmann::json() : nlohmann::json(e)},
-                           {"bound_u", m.result.bound_u},
-                           {"counterexample", m.result.counterexample},
-                           {"property_seed", m.result.seed}});
+    j["misses"].push_back(
+        {{"contract", tol::contract_name(m.contract)},
+         {"property", m.result.property},
+         {"position", m.position ? nlohmann::json(*m.position) : nlohmann::json()},
+         {"error_u", std::isnan(e) ? nlohmann::json() : nlohmann::json(e)},
+         {"bound_u", std::isnan(m.result.counterexample_bound_u) ? m.result.bound_u : m.result.counterexample_bound_u},
+         {"counterexample", m.result.counterexample},
+         {"property_seed", m.result.seed}});
   }
   return j;
 }

@@ -30,6 +30,7 @@ nlohmann::json to_json(const PropertyResult& r) {
                       {"counterexample", r.counterexample},
                       {"distribution", r.distribution}};
   if (!std::isnan(r.counterexample_error_u)) j["counterexample_error_u"] = r.counterexample_error_u;
+  if (!std::isnan(r.counterexample_bound_u)) j["counterexample_bound_u"] = r.counterexample_bound_u;
   for (const auto& o : r.other_rules) {
     nlohmann::json e = {{"rule", o.rule}, {"counterexample", o.counterexample}, {"message", o.message}};
     if (!std::isnan(o.counterexample_error_u)) e["counterexample_error_u"] = o.counterexample_error_u;
@@ -62,6 +63,9 @@ void from_json(const nlohmann::json& j, PropertyResult& r) {
   if (j.contains("counterexample_error_u"))
     r.counterexample_error_u = j.at("counterexample_error_u").is_null() ? std::numeric_limits<double>::infinity()
                                                                         : j.at("counterexample_error_u").get<double>();
+  if (j.contains("counterexample_bound_u"))
+    r.counterexample_bound_u = j.at("counterexample_bound_u").is_null() ? std::numeric_limits<double>::infinity()
+                                                                        : j.at("counterexample_bound_u").get<double>();
   r.distribution = j.at("distribution").get<std::vector<std::pair<std::string, int>>>();
 }
 

@@ -78,6 +78,9 @@ struct PropertyResult {
   /// A failure: the shrunk counterexample's own measurement (NaN when it failed without one: an
   /// unclean output, a crash). A failing row reports both: where it ended up, and how bad it got.
   double counterexample_error_u = std::numeric_limits<double>::quiet_NaN();
+  /// And that counterexample's own bound (NaN with counterexample_error_u): what its error is
+  /// judged against, which bound_u (of the case that came closest) need not be.
+  double counterexample_bound_u = std::numeric_limits<double>::quiet_NaN();
   double bound_u = 0;          ///< the bound of the case that came closest to it
   std::uint64_t seed = 0;      ///< the derived seed that replays exactly this result
   std::string message;         ///< why it failed, was skipped or crashed

@@ -21,6 +21,8 @@ nlohmann::json result_json(const PropertyResult& r, Direction direction) {
   if (!r.counterexample.empty()) j["counterexample"] = r.counterexample;
   if (r.verdict == Verdict::fail && !std::isnan(r.counterexample_error_u))
     j["counterexample_error_u"] = r.counterexample_error_u;
+  if (r.verdict == Verdict::fail && !std::isnan(r.counterexample_bound_u))
+    j["counterexample_bound_u"] = r.counterexample_bound_u;
   for (const auto& other : r.other_rules) {
     nlohmann::json e = {{"rule", other.rule}, {"counterexample", other.counterexample}, {"message", other.message}};
     if (!std::isnan(other.counterexample_error_u)) e["counterexample_error_u"] = other.counterexample_error_u;

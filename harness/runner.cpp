@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "harness/case_journal.hpp"
+#include "harness/told_apart.hpp"
 
 namespace pecheck {
 
@@ -41,6 +42,8 @@ class MeasurementTracker {
   const std::string& last_failure() const { return last_failure_; }
   /// That case's measurement (NaN when its failure was not a measurement: unclean outputs).
   double last_failure_error() const { return last_failure_error_; }
+  /// And its bound (NaN alike).
+  double last_failure_bound() const { return last_failure_bound_; }
 
  private:
   /// The verdict on o alone, keeping the worst measurement.
@@ -52,6 +55,7 @@ class MeasurementTracker {
   double worst_ = 0, bound_ = 0, ratio_ = -1;
   std::string last_failure_;
   double last_failure_error_ = std::numeric_limits<double>::quiet_NaN();
+  double last_failure_bound_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 /// Listens to nothing: results come back as values, and RapidCheck's global listener (which
@@ -71,16 +75,6 @@ std::string MeasurementTracker::record(const Outcome& o) {
   return failure;
 }
 
-/// a and b at the fewest significant digits, 4 at least, that tell them apart: an excess that four
-/// digits would round away reads "error 2.00002 u exceeds the bound 2 u", not "2 u exceeds 2 u".
-std::pair<std::string, std::string> told_apart(double a, double b) {
-  for (int digits = 4; digits < 17; ++digits) {
-    std::string sa = fmt::format("{:.{}g}", a, digits), sb = fmt::format("{:.{}g}", b, digits);
-    if (sa != sb) return {sa, sb};
-  }
-  return {fmt::format("{:.17g}", a), fmt::format("{:.17g}", b)};
-}
-
 std::string MeasurementTracker::judge(const Outcome& o) {
   const bool at_most = direction_ == Direction::at_most;
   const std::string where = o.where.empty() ? "" : " at " + o.where;
@@ -91,7 +85,7 @@ std::string MeasurementTracker::judge(const Outcome& o) {
       ratio_ = std::numeric_limits<double>::infinity();
     }
     seen_ = true;
-    last_failure_error_ = std::numeric_limits<double>::quiet_NaN();
+    last_failure_error_ = last_failure_bound_ = std::numeric_limits<double>::quiet_NaN();
     return last_failure_ = o.failure + where;
   }
   // How close the case came to failing: error/bound, or bound/separation for at_least.
@@ -108,6 +102,7 @@ std::string MeasurementTracker::judge(const Outcome& o) {
   const bool holds = at_most ? o.error_u <= o.bound_u : o.error_u > o.bound_u;
   if (holds) return {};
   last_failure_error_ = o.error_u;
+  last_failure_bound_ = o.bound_u;
   const auto [error, bound] = told_apart(o.error_u, o.bound_u);
   return last_failure_ = at_most ? fmt::format("error {} u exceeds the bound {} u{}", error, bound, where)
                                  : fmt::format("separation {} u does not exceed {} u{}", error, bound, where);
@@ -140,6 +135,7 @@ void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTrac
     out.cases = fail->numSuccess + 1;
     out.message = t.last_failure().empty() ? fail->description : t.last_failure();
     out.counterexample_error_u = t.last_failure_error();
+    out.counterexample_bound_u = t.last_failure_bound();
     for (const auto& [type, value] : fail->counterExample)
       out.counterexample += (out.counterexample.empty() ? "" : " ") + value;
   } else if (r.template is<rc::detail::GaveUpResult>()) {

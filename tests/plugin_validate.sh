@@ -49,7 +49,7 @@ mutant=$(build ignores-rotary-dim PLANT_IGNORE_ROTARY_DIM)
 expect 1 mutant -- run --plugin "$mutant" --property 'rope.*'
 has mutant.out "FAIL rope.orthogonal / example-c-rope-sinusoidal"
 has mutant.out "counterexample (shrunk): rope("
-has mutant.out "u at the counterexample,"  # its own error beside the worst over all cases
+has mutant.out "u at the counterexample (its bound "  # its own error and bound beside the worst
 replay=$(grep -m1 "replay: .*rope.orthogonal" "$tmp/mutant.out" | sed 's/^ *replay: //')
 [[ $replay == *"validate --plugin $mutant"* ]] || fail "replay does not name the plugin: $replay"
 expect 1 replay -- $replay

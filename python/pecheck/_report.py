@@ -28,6 +28,7 @@ class Result:
     counterexample: str = ""  # the shrunk case, or the one a crash died on
     vacuous: bool = False
     counterexample_error_u: Optional[float] = None  # None: the failure was not a measurement
+    counterexample_bound_u: Optional[float] = None  # the bound that error is judged against (bound_u: the worst case's)
     other_rules: Tuple[Mapping[str, Any], ...] = ()  # {"rule", "counterexample", "message", ...} per other rule
     distribution: Dict[str, int] = field(default_factory=dict)  # case tag -> cases that carried it
     replay: str = ""
@@ -45,8 +46,9 @@ class Result:
         if self.counterexample:
             lines.append(f"  counterexample (shrunk): {self.counterexample}")
         if self.counterexample_error_u is not None:
-            lines.append(f"  error: {self.counterexample_error_u:.4g} u at the counterexample, "
-                         f"{self.max_error_u:.4g} u at worst over {self.cases} cases; bound {self.bound_u:.4g} u")
+            own = "" if self.counterexample_bound_u is None else f" (its bound {self.counterexample_bound_u:.4g} u)"
+            lines.append(f"  error: {self.counterexample_error_u:.4g} u at the counterexample{own}, "
+                         f"{self.max_error_u:.4g} u at worst over {self.cases} cases (bound {self.bound_u:.4g} u there)")
         if self.message:
             lines.append(f"  {self.message}")
         for other in self.other_rules:

@@ -36,7 +36,7 @@ def test_header_names_the_seed_and_a_failure_explains_itself(pytester):
             "*FAIL rope.agrees_with_reference / f32 after * cases*",
             "*theorem: Every rotated pair is within 2u*docs/properties/rope.agrees_with_reference.md*",
             "*counterexample (shrunk): rope(layout=interleaved*",
-            "*error: * u at the counterexample, * u at worst over * cases; bound 2 u*",
+            "*error: * u at the counterexample (its bound 2 u), * u at worst over * cases (bound 2 u there)*",
             "*replay: *seed=123*",
         ]
     )
