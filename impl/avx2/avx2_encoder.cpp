@@ -103,8 +103,13 @@ class VectorEncoder final : public Encoder {
   std::string name() const override { return I == Isa::avx512 ? "avx512" : "avx2"; }
   Support supports(Op, DType) const override { return {}; }
 
+  // Each call's fields as plain references, not a structured binding: clang 14 cannot capture a
+  // structured binding in the lambdas below (C++20's P1091, from clang 16).
   void run(const SinusoidalTable& c) override {
-    const auto& [s, dt, pos, out] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& pos = c.positions;
+    const auto& out = c.out;
     shapes::sinusoidal(s, pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
@@ -113,7 +118,11 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const LearnedAdd& c) override {
-    const auto& [s, dt, table, pos, x] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& table = c.table;
+    const auto& pos = c.positions;
+    const auto& x = c.x;
     shapes::learned(s, table.size(), pos.size(), x.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> t(table), xs(x);
@@ -123,7 +132,11 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const RopeApply& c) override {
-    const auto& [s, dt, heads, pos, x] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& heads = c.heads;
+    const auto& pos = c.positions;
+    const auto& x = c.x;
     shapes::rope(s, heads, pos.size(), x.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> xs(x);
@@ -133,7 +146,10 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const AlibiBias& c) override {
-    const auto& [s, dt, pos, out] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& pos = c.positions;
+    const auto& out = c.out;
     shapes::alibi(s, pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
@@ -142,7 +158,13 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const ShawScores& c) override {
-    const auto& [s, dt, q, k, table, pos, out] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& q = c.q;
+    const auto& k = c.k;
+    const auto& table = c.table;
+    const auto& pos = c.positions;
+    const auto& out = c.out;
     shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), ts(table), o(out);
@@ -151,7 +173,11 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const T5Bias& c) override {
-    const auto& [s, dt, table, pos, out] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& table = c.table;
+    const auto& pos = c.positions;
+    const auto& out = c.out;
     shapes::t5(s, table.size(), pos.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> ts(table), o(out);
@@ -160,7 +186,11 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const Sinusoidal2dTable& c) override {
-    const auto& [s, dt, rows, cols, out] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& rows = c.rows;
+    const auto& cols = c.cols;
+    const auto& out = c.out;
     shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
@@ -189,7 +219,14 @@ class VectorEncoder final : public Encoder {
     });
   }
   void run(const Attention& c) override {
-    const auto& [s, dt, pos, q, k, v, table, out] = c;
+    const auto& s = c.spec;
+    const auto& dt = c.dtype;
+    const auto& pos = c.positions;
+    const auto& q = c.q;
+    const auto& k = c.k;
+    const auto& v = c.v;
+    const auto& table = c.shaw_table;
+    const auto& out = c.out;
     shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), vs(v), ts(table), o(out);

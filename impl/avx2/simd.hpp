@@ -104,7 +104,11 @@ struct Io<Storage::f16> {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_cvtps_ph(v, kRoundNearest));
   }
   static float get(const T* p) { return _cvtsh_ss(*p); }
-  static void put(T* p, float v) { *p = _cvtss_sh(v, kRoundNearest); }
+  // The vector conversion's lane 0, not _cvtss_sh: clang 14 defines that one as a macro over a C99
+  // compound literal, an error under -Wpedantic -Werror.
+  static void put(T* p, float v) {
+    *p = static_cast<T>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(v), kRoundNearest), 0));
+  }
 };
 
 /// The first n < 8 elements, zeros after: never reads past p + n.
