@@ -98,14 +98,19 @@ struct Pins {
   void apply(AttentionSpec& s) const {
     if (attention && attention_pe && s.pe == *attention_pe) attention(s);
   }
+  /// The forms an attention encoder is sent: those it declares, and under a pinned PE its own RoPE
+  /// rule (the pin writes it into every case; all forms when nothing is declared).
+  AttentionForms attention_forms_taken() const {
+    AttentionForms taken = attention_forms.value_or(AttentionForms::all());
+    if (attention_pe) taken.add(AttentionForm::rope_rules);
+    return taken;
+  }
   /// Why a drawn attention case (after apply) is not one to send ("cases that ..."), or nothing.
   std::optional<std::string> refuses(const AttentionSpec& s) const {
     if (attention_pe && s.pe != *attention_pe)
       return fmt::format("apply the PE {}, and the encoder states {}", pe_name(s.pe), pe_name(*attention_pe));
     if (!attention_forms) return std::nullopt;
-    AttentionForms taken = *attention_forms;
-    if (attention_pe) taken.add(AttentionForm::rope_rules);
-    if (const auto f = taken.lacking(s))
+    if (const auto f = attention_forms_taken().lacking(s))
       return fmt::format("need {} (form '{}'), which the encoder does not declare", form_meaning(*f), form_name(*f));
     return std::nullopt;
   }

@@ -132,9 +132,10 @@ def check(
     forms: for attention, the call forms fn takes beyond the plain one (ATTENTION_FORMS: "grouped_query",
     "window", "decode", "scale", "rope_rules", or "all"): every case is drawn within them, and a property
     whose cases all need another is "not applicable", saying which.
-    cos_sin: for rope, fn applies a cos/sin it is handed (fn(x, cos, sin), or fn(x, positions,
-    cos_sin_cache); fn(q, k, cos, sin) -> (q, k) is handed x twice and must rotate both alike) in this layout (pecheck.cos_sin.LAYOUTS): pecheck hands it the stated convention's
-    exact cos and sin in the call's dtype. produces_cos_sin: fn is a cos/sin producer, fn(x, positions)
+    cos_sin: for rope, fn applies a cos/sin it is handed, in this layout (pecheck.cos_sin.LAYOUTS):
+    fn(x, cos, sin), or fn(x, positions, cos_sin_cache); fn(q, k, ...) -> (q, k) is handed x twice
+    and must rotate both alike. pecheck hands it the stated convention's exact cos and sin in the
+    call's dtype. produces_cos_sin: fn is a cos/sin producer, fn(x, positions)
     -> (cos, sin) in this layout, which pecheck applies exactly.
     device: with framework="torch", where fn's tensors live ("cpu" by default, "cuda", "cuda:1"); a
     device this machine lacks skips every property, saying so (assert_holds skips the test)."""
@@ -194,7 +195,7 @@ def check(
     def replay(r, contract_used, top):
         return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r, form_names,
                        {"cos_sin": cos_sin, "produces_cos_sin": produces_cos_sin,
-                        "device": None if device == "cpu" else device})
+                        "device": None if device == "cpu" else device})  # each stated only when set
 
     _raise_on_call_mismatch(name, raw["results"])
     results = [_result(r, replay) for r in raw["results"]]
@@ -325,7 +326,7 @@ def _result(r, replay):
     return Result(**r)
 
 
-def _replay(name, op, convention, framework, in_place, max_position, contract, seed, r, forms=(), cos_sin=None):
+def _replay(name, op, convention, framework, in_place, max_position, contract, seed, r, forms=(), keywords=None):
     """The call that runs exactly this result's cases again (its seed is derived from the run's)."""
     stated = repr(convention)
     args = [name, f"op={op!r}", f"convention={stated if len(stated) <= 160 else '...'}"]
@@ -335,7 +336,7 @@ def _replay(name, op, convention, framework, in_place, max_position, contract, s
         args.append("in_place=True")
     if forms:
         args.append(f"forms={sorted(forms)!r}")
-    args += [f"{k}={v!r}" for k, v in (cos_sin or {}).items() if v is not None]
+    args += [f"{k}={v!r}" for k, v in (keywords or {}).items() if v is not None]
     if max_position is not None:
         args.append(f"max_position={max_position}")
     args.append(f"contract={contract!r}")

@@ -66,7 +66,8 @@ class CosSinForm:
         self.pairwise = pairwise
         self.convention = json.dumps(convention) if convention is not None else None
         self.max_position = max_position
-        self._cache: Dict[int, np.ndarray] = {}  # head_dim -> the whole cos_sin_cache, in float64
+        # (head_dim, dtype) -> the whole cos_sin_cache as fn is handed it: made and converted once
+        self._cache: Dict[Tuple[int, str], Any] = {}
 
     def keywords(self) -> Tuple[str, ...]:
         """The keywords fn is called with."""
@@ -81,12 +82,13 @@ class CosSinForm:
         assert self.convention is not None
         return _core.rope_cos_sin(self.convention, head_dim, np.ascontiguousarray(positions, dtype=np.int64))
 
-    def _cos_sin_cache(self, head_dim: int) -> np.ndarray:
-        if head_dim not in self._cache:
+    def _cos_sin_cache(self, head_dim: int, io: Any) -> Any:
+        key = (head_dim, io.dtype)
+        if key not in self._cache:
             assert self.max_position is not None
             c, s = self._tables(head_dim, np.arange(self.max_position + 1, dtype=np.int64))
-            self._cache[head_dim] = np.concatenate([c, s], axis=-1)
-        return self._cache[head_dim]
+            self._cache[key] = io.table(np.concatenate([c, s], axis=-1))
+        return self._cache[key]
 
     def __call__(self, fn: Callable[..., Any], x: Any, positions: Any, io: Any) -> Any:
         """io: the Invoker's conversions, table (float64 -> the call's framework and dtype), numpy
@@ -99,7 +101,7 @@ class CosSinForm:
                 from . import Unsupported
 
                 raise Unsupported("a cos_sin_cache has rows for positions 0..max_position only, not negative ones")
-            tables = {"positions": positions, "cos_sin_cache": io.table(self._cos_sin_cache(head_dim))}
+            tables = {"positions": positions, "cos_sin_cache": self._cos_sin_cache(head_dim, io)}
         else:
             c, s = self._tables(head_dim, io.numpy(positions).astype(np.int64))
             tables = {"cos": io.table(_spread(c, self.layout)), "sin": io.table(_spread(s, self.layout))}
@@ -109,12 +111,13 @@ class CosSinForm:
         if not (isinstance(returned, (tuple, list)) and len(returned) == 2):
             raise TypeError(f"fn(q, k, ...) returned a {type(returned).__name__}, not a (q, k) pair")
         q_out, k_out = (io.numpy(t) for t in returned)
-        if q_out.shape != k_out.shape or not np.array_equal(q_out, k_out, equal_nan=True):
-            bad = np.argwhere(~((q_out == k_out) | (np.isnan(q_out) & np.isnan(k_out)))) if q_out.shape == k_out.shape \
-                else None
-            where = f" first at {tuple(int(i) for i in bad[0])}: q {q_out[tuple(bad[0])]}, k {k_out[tuple(bad[0])]}" \
-                if bad is not None and len(bad) else f": shapes {q_out.shape} and {k_out.shape}"
-            raise ValueError(f"k, handed the same values as q, came back rotated differently{where}")
+        if q_out.shape != k_out.shape:
+            raise ValueError(f"k, handed the same values as q, came back of shape {k_out.shape}, q {q_out.shape}")
+        differs = (q_out != k_out) & ~(np.isnan(q_out) & np.isnan(k_out))
+        if differs.any():
+            at = tuple(int(i) for i in np.argwhere(differs)[0])
+            raise ValueError(f"k, handed the same values as q, came back rotated differently first at {at}: "
+                             f"q {q_out[at]}, k {k_out[at]}")
         return returned[0]
 
     def _rotate_by_produced(self, produced: Any, x: Any, n: int, io: Any) -> Any:
@@ -127,9 +130,10 @@ class CosSinForm:
         r = cos.shape[1] * (2 if self.layout == "half" else 1)
         if r > x64.shape[-1] or r % 2:
             raise ValueError(f"the producer's tables turn {r} dims, and the head has {x64.shape[-1]}")
-        pairs = self.pair_layout if self.layout == "half" else self.layout
-        full_cos, full_sin = (_spread(t, "rotate_half" if pairs != "interleaved" else "interleaved")
-                              if self.layout == "half" else t for t in (cos, sin))
+        # How the tables pair the dims: as their layout says, or (half) as the convention's layout.
+        stated = self.pair_layout if self.layout == "half" else self.layout
+        pairs = "interleaved" if stated == "interleaved" else "rotate_half"
+        full_cos, full_sin = (_spread(t, pairs) if self.layout == "half" else t for t in (cos, sin))
         out = x64.copy()
         rot = x64[..., :r]
         out[..., :r] = rot * full_cos[:, None, :] + _rotate_pairs(rot, pairs) * full_sin[:, None, :]

@@ -118,10 +118,9 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
   Subject subject{invoke, name, op, dtypes, mode == Mode::spec};
   if (op == Op::attention) {
     // Every attention case is drawn within the forms the function declares (harness/pins.hpp).
-    subject.forms = forms_named(form_names);
     auto pins = std::make_shared<Pins>(params.pins ? *params.pins : Pins{});
-    pins->attention_forms = subject.forms;
-    if (pins->attention_pe) subject.forms.add(AttentionForm::rope_rules);  // the pinned RoPE's rule is its own
+    pins->attention_forms = forms_named(form_names);
+    subject.forms = pins->attention_forms_taken();
     params.pins = std::move(pins);
   } else if (!form_names.empty()) {
     throw std::invalid_argument("forms: only attention takes forms (" + op_text + " has one call form)");
