@@ -44,7 +44,7 @@ void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun&
       if (p && p->op == key.first && r.dtype == key.second && r.verdict != Verdict::skip) laws.push_back({p, &r});
     }
     settle_contract(value.first, laws, base, b.name,
-                    [&](const Property& p, const RunParams& params) { return run_timed(p, b, key.second, params, o); });
+                    [&, &key = key](const Property& p, const RunParams& params) { return run_timed(p, b, key.second, params, o); });
   }
 }
 

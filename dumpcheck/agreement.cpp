@@ -109,7 +109,7 @@ Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::RopeContract judge
       const std::size_t a = base + static_cast<std::size_t>(ia), b = base + static_cast<std::size_t>(ib);
       const double nx = pair_norm(d.x[a], d.x[b]), ny = pair_norm(d.y[a], d.y[b]);
       rec.offer(d.positions[t], std::fabs(ny - g * nx) / (u * g * std::max(nx, min_normal(d.dtype))),
-                std::fabs(ny - g * nx), [&] {
+                std::fabs(ny - g * nx), [&, ia = ia, ib = ib] {
                   return fmt::format("position {} (token {}), dims ({},{}): |x| = {:.9g}, |y| = {:.9g}{}",
                                      d.positions[t], t, ia, ib, nx, ny,
                                      g != 1 ? fmt::format(" (expected {:.9g} |x|)", g) : "");

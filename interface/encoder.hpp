@@ -86,7 +86,7 @@ template <class... Offered>
 class Offering : public detail::OfferingBase<OperationList<Offered...>, Operations>::type {
  public:
   Support supports(Op op, DType) const override {
-    if (((op == Offered::op) || ...)) return {};
+    if ((false || ... || (op == Offered::op))) return {};
     return {false, std::string(op_name(op)) + " is not offered"};
   }
 };

@@ -32,7 +32,7 @@ rc::Gen<LearnedCase> cases(DType) {
   return rc::gen::mapcat(rc::gen::pair(rc::gen::inRange(1, 2049), rc::gen::inRange(1, 97)), [](auto dims) {
     const auto [max_len, d] = dims;
     return rc::gen::apply(
-        [max_len, d](std::vector<std::int64_t> p, bool above, std::int64_t far, std::uint32_t data) {
+        [max_len = max_len, d = d](std::vector<std::int64_t> p, bool above, std::int64_t far, std::uint32_t data) {
           const std::int64_t outside = above ? max_len + far % 3 : -1 - far % 3;
           return LearnedCase{{max_len, d}, p, outside, data};
         },

@@ -72,7 +72,7 @@ Outcome check(Encoder& enc, DType dt, const Rope2dCase& c, const RunParams& para
         const std::size_t a = base + static_cast<std::size_t>(i), b = base + static_cast<std::size_t>(j);
         const double scale = std::max(pair_norm(x[a], x[b]), min_normal(dt));
         const double err = pair_norm(y[a] - ref::to_double(exact[a]), y[b] - ref::to_double(exact[b])) / (u * scale);
-        worst.offer(err, [&] {
+        worst.offer(err, [&, i = i, j = j] {
           const std::size_t t = base / hd / H;
           return fmt::format(
               "token {} (row {}, col {}) {} pair {} (dims {}, {}): ({:.9g}, {:.9g}) vs exact ({:.9g}, {:.9g})", t,

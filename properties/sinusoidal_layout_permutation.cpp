@@ -34,7 +34,7 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c) {
     for (std::size_t i = 0; i < half; ++i)
       for (const auto& [a, b] : {std::pair{2 * i, i}, std::pair{2 * i + 1, half + i}}) {
         const double err = std::fabs(double{inter[r * d + a]} - cat[r * d + b]) / unit_roundoff(dt);
-        worst.offer(err, [&] {
+        worst.offer(err, [&, a = a, b = b] {
           return fmt::format("pos={}: interleaved[{}] = {}, concatenated[{}] = {}", c.positions[r], a, inter[r * d + a],
                              b, cat[r * d + b]);
         });

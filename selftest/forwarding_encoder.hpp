@@ -33,6 +33,7 @@ class Forwarding : public HandledBy<Forwarding> {
 /// base, a layout, a scaling rule ignored or misread) and everything else is the scalar backend.
 class RewritesRopeSpec : public Forwarding {
  public:
+  using Forwarding::run;
   using Forwarding::Forwarding;
   void run(const RopeApply& c) override { inner_->run(RopeApply{rewrite(c.spec), c.dtype, c.heads, c.positions, c.x}); }
 
@@ -45,6 +46,7 @@ class RewritesRopeSpec : public Forwarding {
 /// scale, the PE, the window, RoPE's rule or rotary_dim dropped or misread).
 class RewritesAttentionSpec : public Forwarding {
  public:
+  using Forwarding::run;
   using Forwarding::Forwarding;
   void run(const Attention& c) override {
     inner_->run(Attention{rewrite(c.spec), c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});

@@ -45,16 +45,18 @@ std::pair<double, double> cos_sin(const RopeSpec& s, double a) {
 /// The PyTorch formula: inv_freq (scaled as the spec says) and pos * inv_freq in fp32 (error
 /// ~ pos * 2^-24 rad): the fp32-angle baseline itself (impl/fp32_angle_rope.hpp).
 struct RopeFp32Angles : Forwarding {
+  using Forwarding::run;
   RopeFp32Angles() : Forwarding("mutant-rope-fp32-angles") {}
   void run(const RopeApply& c) override { baseline::fp32_angle_rope(c.spec, c.dtype, c.heads, c.positions, c.x); }
 };
 
 /// Angles rounded to bf16, as when the position ids and inv_freq live in a bf16 model.
 struct RopeBf16Angles : Forwarding {
+  using Forwarding::run;
   RopeBf16Angles() : Forwarding("mutant-rope-bf16-angles") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
-    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+    rope_with(s, s.layout, dt, h, p, x, [&, &s = s](std::int64_t pos, int i) {
       const auto inv = static_cast<double>(angles::scaled_inv_freq(s, i));
       return cos_sin(s, static_cast<double>(round_to(DType::bf16, static_cast<double>(pos) * inv)));
     });
@@ -72,6 +74,7 @@ struct RopeIgnoresRotaryDim : RewritesRopeSpec {
 
 /// A learned table that wraps (pos mod max_len) instead of refusing an out-of-range position.
 struct LearnedWraps : Forwarding {
+  using Forwarding::run;
   LearnedWraps() : Forwarding("mutant-learned-wraps") {}
   void run(const LearnedAdd& c) override {
     const auto& [s, dt, t, p, x] = c;
@@ -83,6 +86,7 @@ struct LearnedWraps : Forwarding {
 
 /// ALiBi slopes 2^(-8h/H) for every H: the non-power-of-two rule forgotten.
 struct AlibiNoPow2Rule : Forwarding {
+  using Forwarding::run;
   AlibiNoPow2Rule() : Forwarding("mutant-alibi-no-pow2-rule") {}
   void run(const AlibiBias& c) override {
     const auto& [s, dt, p, o] = c;
@@ -102,6 +106,7 @@ struct AlibiNoPow2Rule : Forwarding {
 
 /// The seeds' RelativePositionEmbedding: index clamp(i - j) where Shaw et al. use j - i.
 struct ShawSignFlipped : Forwarding {
+  using Forwarding::run;
   ShawSignFlipped() : Forwarding("mutant-shaw-i-minus-j") {}
   void run(const ShawScores& c) override {
     const auto& [s, dt, q, k, t, p, o] = c;

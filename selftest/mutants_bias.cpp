@@ -14,6 +14,7 @@ namespace {
 /// * (half - max_exact) without HF's min(..., half - 1), so distances past max_distance run into
 /// the other direction's buckets (or past the table, read here as its last row).
 struct T5NoClamp : Forwarding {
+  using Forwarding::run;
   T5NoClamp() : Forwarding("mutant-t5-no-clamp") {}
   void run(const T5Bias& c) override {
     const auto& [s, dt, table, positions, out] = c;

@@ -35,6 +35,7 @@ struct RopeLongropeNoAttentionFactor : RewritesRopeSpec {
 /// instead of once for the sequence, so keys cached with the short factors meet queries rotated
 /// with the long ones.
 struct RopeLongropePerTokenSwitch : Forwarding {
+  using Forwarding::run;
   RopeLongropePerTokenSwitch() : Forwarding("mutant-rope-longrope-per-token-switch") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;

@@ -10,6 +10,7 @@ namespace {
 /// alibaba/MNN PR 4133, vllm-gaudi PR 1437, mlx-node PR 80 (and mlx-vlm PR 576 the other way):
 /// the sectioned rule run for an interleaved model, and the reverse.
 struct MropeAssignmentSwapped : Forwarding {
+  using Forwarding::run;
   MropeAssignmentSwapped() : Forwarding("mutant-mrope-assignment-swapped") {}
   void run(const MropeApply& c) override {
     MropeApply wrong = c;
@@ -22,6 +23,7 @@ struct MropeAssignmentSwapped : Forwarding {
 /// candle PR 3551, mlx-lm PR 1768: mrope_section ignored, every pair turned by the temporal
 /// position as 1-D RoPE (height and width never reach the rotation).
 struct MropeTemporalOnly : Forwarding {
+  using Forwarding::run;
   MropeTemporalOnly() : Forwarding("mutant-mrope-temporal-only") {}
   void run(const MropeApply& c) override {
     c.check();
@@ -32,6 +34,7 @@ struct MropeTemporalOnly : Forwarding {
 /// vLLM PR 42765 (issue 42016), vllm-ascend PR 12820: the M-RoPE kernel pairs (i, i + d/2)
 /// whatever the model's layout, so GPT-J-paired models (GLM-4.1V) rotate the wrong dims.
 struct MropeAlwaysHalfSplit : Forwarding {
+  using Forwarding::run;
   MropeAlwaysHalfSplit() : Forwarding("mutant-mrope-always-half-split") {}
   void run(const MropeApply& c) override {
     MropeApply wrong = c;

@@ -17,11 +17,12 @@ double inv_freq(const RopeSpec& s, int p) { return std::pow(s.base, -2.0 * p / s
 /// The seeds' RotaryPositionalEmbedding: emb = cat(sin, cos) of the angles, then returns
 /// emb.cos() and emb.sin(), i.e. a rotation by sin(angle) instead of by the angle.
 struct RopeCosOfSin : Forwarding {
+  using Forwarding::run;
   RopeCosOfSin() : Forwarding("mutant-rope-cos-of-sin") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
-    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+    rope_with(s, s.layout, dt, h, p, x, [&, &s = s](std::int64_t pos, int i) {
       const double a = std::sin(static_cast<double>(pos) * inv_freq(s, i));
       return std::pair{std::cos(a), std::sin(a)};
     });
@@ -30,13 +31,14 @@ struct RopeCosOfSin : Forwarding {
 
 /// Fast-math sin/cos: a Taylor polynomial valid near 0, applied without range reduction.
 struct RopeNoRangeReduction : Forwarding {
+  using Forwarding::run;
   RopeNoRangeReduction() : Forwarding("mutant-rope-no-range-reduction") {}
   static double poly_sin(double a) { return a - a * a * a / 6 + a * a * a * a * a / 120 - std::pow(a, 7) / 5040; }
   static double poly_cos(double a) { return 1 - a * a / 2 + a * a * a * a / 24 - std::pow(a, 6) / 720; }
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
-    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+    rope_with(s, s.layout, dt, h, p, x, [&, &s = s](std::int64_t pos, int i) {
       const double a = static_cast<double>(pos) * inv_freq(s, i);
       return std::pair{poly_cos(a), poly_sin(a)};
     });
@@ -46,11 +48,12 @@ struct RopeNoRangeReduction : Forwarding {
 /// ggml's incremental frequencies: theta_i = theta_{i-1} * theta_scale in fp32, so the error of
 /// the last frequencies grows with i (and is multiplied by the position).
 struct RopeIncrementalTheta : Forwarding {
+  using Forwarding::run;
   RopeIncrementalTheta() : Forwarding("mutant-rope-incremental-theta") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
-    rope_with(s, s.layout, dt, h, p, x, [&](std::int64_t pos, int i) {
+    rope_with(s, s.layout, dt, h, p, x, [&, &s = s](std::int64_t pos, int i) {
       const float scale = std::pow(static_cast<float>(s.base), -2.0f / static_cast<float>(s.rotary_dim));
       float theta = static_cast<float>(pos);
       for (int k = 0; k < i; ++k) theta *= scale;
@@ -70,6 +73,7 @@ struct RopeAlwaysHalfSplit : RewritesRopeSpec {
 
 /// Positions shifted by one (1-based ids, or an off-by-one under left padding).
 struct RopeOffByOne : Forwarding {
+  using Forwarding::run;
   RopeOffByOne() : Forwarding("mutant-rope-position-off-by-one") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
@@ -81,6 +85,7 @@ struct RopeOffByOne : Forwarding {
 
 /// Q and K cross-wired: scores from K against Q.
 struct AttentionQKSwapped : Forwarding {
+  using Forwarding::run;
   AttentionQKSwapped() : Forwarding("mutant-attention-q-k-swapped") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
@@ -94,6 +99,7 @@ struct AttentionQKSwapped : Forwarding {
 /// mutant below replaces how one query row's weights meet the values; every other case goes to
 /// the correct kernel.
 struct HandWrittenSoftmax : Forwarding {
+  using Forwarding::run;
   using Forwarding::Forwarding;
   /// acc (head_dim) and the sum of the weights of one query row over keys [0, keys), from each
   /// key's scaled logit and value row.
@@ -109,12 +115,12 @@ struct HandWrittenSoftmax : Forwarding {
     const float scale = static_cast<float>(s.effective_scale());
     for (std::size_t h = 0; h < H; ++h)
       for (std::size_t i = 0; i < s.query_count(n); ++i) {  // query row i: token off + i
-        const auto logit = [&](std::size_t j) {
+        const auto logit = [&, &q = q, &k = k](std::size_t j) {
           float dot = 0;
           for (std::size_t e = 0; e < d; ++e) dot += q[(i * H + h) * d + e] * k[(j * H + h) * d + e];
           return scale * dot;
         };
-        const auto value = [&](std::size_t j) { return v.data() + (j * H + h) * d; };
+        const auto value = [&, &v = v](std::size_t j) { return v.data() + (j * H + h) * d; };
         std::vector<float> acc(d, 0.0f);
         float sum = 0;
         row(s.causal ? off + i + 1 : n, logit, value, acc, sum);
@@ -165,6 +171,7 @@ struct AttentionTileNoRescale : HandWrittenSoftmax {
 /// the K/V heads) instead of h / group (consecutive groups): right for MQA and for MHA, wrong for
 /// every other grouping. Run as the MHA call with K and V repeated by that wrong rule.
 struct AttentionGqaModulo : Forwarding {
+  using Forwarding::run;
   AttentionGqaModulo() : Forwarding("mutant-attention-gqa-modulo") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;

@@ -12,6 +12,7 @@ namespace {
 
 /// Positions read as unsigned 32-bit ids: -m becomes 2^32 - m and R_{-m} no longer undoes R_m.
 struct RopeUnsignedPositions : Forwarding {
+  using Forwarding::run;
   RopeUnsignedPositions() : Forwarding("mutant-rope-unsigned-positions") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
@@ -24,6 +25,7 @@ struct RopeUnsignedPositions : Forwarding {
 /// A cos/sin cache of 8192 positions; later positions reuse its last row (a cache sized for the
 /// training context, read past its end with a clamp).
 struct RopeCacheClamped : Forwarding {
+  using Forwarding::run;
   RopeCacheClamped() : Forwarding("mutant-rope-cache-clamped-at-8192") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
@@ -36,6 +38,7 @@ struct RopeCacheClamped : Forwarding {
 /// Half-split partial rotary that pairs dim p with p + head_dim/2 instead of p + rotary_dim/2,
 /// so a pass-through dim is mixed into a rotated one.
 struct RopePairsAcrossHeadDim : Forwarding {
+  using Forwarding::run;
   RopePairsAcrossHeadDim() : Forwarding("mutant-rope-pairs-across-head-dim") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
@@ -58,6 +61,7 @@ struct RopePairsAcrossHeadDim : Forwarding {
 /// Attention whose key loop runs backwards on every other call (the nondeterminism of a
 /// split-K reduction with atomics): same inputs, different roundings.
 struct AttentionNondeterministic : Forwarding {
+  using Forwarding::run;
   AttentionNondeterministic() : Forwarding("mutant-attention-nondeterministic") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
@@ -79,6 +83,7 @@ struct AttentionNondeterministic : Forwarding {
 
 /// A causal mask off by one: token i also sees token i + 1.
 struct AttentionMaskOffByOne : Forwarding {
+  using Forwarding::run;
   AttentionMaskOffByOne() : Forwarding("mutant-attention-mask-off-by-one") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
@@ -103,6 +108,7 @@ struct AttentionMaskOffByOne : Forwarding {
 /// Positions stored in fp16 before the score bias is formed: above 2048 they round, and the
 /// output depends on where the sequence sits, not only on distances.
 struct AttentionFp16Positions : Forwarding {
+  using Forwarding::run;
   AttentionFp16Positions() : Forwarding("mutant-attention-fp16-positions") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;

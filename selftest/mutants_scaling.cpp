@@ -28,26 +28,28 @@ void rope_at(const RopeSpec& s, DType dt, int h, std::span<const std::int64_t> p
 /// ggml issue 835: theta_base *= freq_scale before rope_yarn(), which scales by freq_scale again,
 /// so linear and YaRN interpolation divide the frequency by s^2 (extrapolation by s).
 struct RopeFreqScaleTwice : Forwarding {
+  using Forwarding::run;
   RopeFreqScaleTwice() : Forwarding("mutant-rope-freq-scale-twice") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != K::linear && s.scaling.kind != K::yarn) return inner_->run(c);
     shapes::rope(s, h, p.size(), x.size());
     rope_at(s, dt, h, p, x, s.magnitude(),
-            [&](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i) / s.scaling.factor); });
+            [&, &s = s](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i) / s.scaling.factor); });
   }
 };
 
 /// sglang PR 33558: HF's YaRN attention_factor multiplied by the engine's own yarn_get_mscale, so
 /// cos and sin carry the factor squared.
 struct RopeYarnFactorSquared : Forwarding {
+  using Forwarding::run;
   RopeYarnFactorSquared() : Forwarding("mutant-rope-yarn-factor-squared") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != K::yarn) return inner_->run(c);
     shapes::rope(s, h, p.size(), x.size());
     const double m = s.magnitude();
-    rope_at(s, dt, h, p, x, m * m, [&](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i)); });
+    rope_at(s, dt, h, p, x, m * m, [&, &s = s](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i)); });
   }
 };
 
@@ -91,11 +93,12 @@ struct RopeLlama3Ignored : RewritesRopeSpec {
 /// tt-metal PR 49649: pow(base, y) = 2^(y log2 base) whose product y * log2(base) loses its low
 /// bits (modelled as the product kept to 8 significant bits), ~2% off in inv_freq.
 struct RopeInaccuratePow : Forwarding {
+  using Forwarding::run;
   RopeInaccuratePow() : Forwarding("mutant-rope-inaccurate-pow") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != RopeScalingKind::none) return inner_->run(c);  // unscaled bug
-    rope_at(s, dt, h, p, x, 1.0, [&](int i) {
+    rope_at(s, dt, h, p, x, 1.0, [&, &s = s](int i) {
       const float exponent = round_to(DType::bf16, -2.0 * i / s.rotary_dim * std::log2(s.base));
       return std::exp2(double{exponent});
     });
@@ -106,6 +109,7 @@ struct RopeInaccuratePow : Forwarding {
 /// mask, so for a rotary_dim that is not a power of two it rotates the columns past rotary_dim
 /// too: pass-through dims, or the next head's first dims.
 struct RopeUnmaskedTail : Forwarding {
+  using Forwarding::run;
   RopeUnmaskedTail() : Forwarding("mutant-rope-unmasked-tail") {}
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
@@ -128,6 +132,7 @@ struct RopeUnmaskedTail : Forwarding {
 /// Axial RoPE with its axes exchanged: the column rotates the first half, the row the second, as
 /// when a grid is built with meshgrid's "xy" indexing where "ij" was meant.
 struct Rope2dAxesSwapped : Forwarding {
+  using Forwarding::run;
   Rope2dAxesSwapped() : Forwarding("mutant-rope2d-axes-swapped") {}
   void run(const Rope2dApply& c) override {
     const auto& [s, dt, h, rows, cols, x] = c;

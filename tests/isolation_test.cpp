@@ -24,6 +24,7 @@ const Property& rope_relative() {
 template <class Misbehave>
 class Misbehaving final : public Offering<RopeApply> {
  public:
+  using Offering<RopeApply>::run;
   std::string name() const override { return "misbehaving"; }
   void run(const RopeApply&) override { Misbehave{}(); }
 };
@@ -96,6 +97,7 @@ TEST(Isolation, UnsupportedThrownMidRunIsASkip) {
 /// The scalar backend, except that it declines half-split RoPE when called.
 class DeclinesHalfSplit final : public Offering<RopeApply> {
  public:
+  using Offering<RopeApply>::run;
   std::string name() const override { return "declines-half-split"; }
   Support supports(Op op, DType dt) const override { return inner_->supports(op, dt); }
   void run(const RopeApply& c) override {

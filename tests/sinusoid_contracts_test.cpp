@@ -18,6 +18,7 @@ namespace {
 /// concatenated layout, a zero padding row), for any spec of that form; base_scale scales the base.
 class Fp32FairseqTable final : public Offering<SinusoidalTable> {
  public:
+  using Offering<SinusoidalTable>::run;
   explicit Fp32FairseqTable(double base_scale = 1.0) : base_scale_(base_scale) {}
   std::string name() const override { return "fp32-fairseq-table"; }
   Support supports(Op op, DType dt) const override {

@@ -11,6 +11,7 @@ namespace {
 
 class MyRopeEncoder final : public pecheck::Offering<pecheck::RopeApply> {
  public:
+  using Offering::run;  // the declined operations' overloads, kept in view (clang's -Woverloaded-virtual)
   std::string name() const override { return "my_rope"; }
   pecheck::Support supports(pecheck::Op op, pecheck::DType dt) const override {
     if (op != pecheck::Op::rope_apply) return {false, "my_rope offers RoPE only"};

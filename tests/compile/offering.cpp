@@ -6,6 +6,7 @@
 #include "interface/encoder.hpp"
 
 struct Implements final : pecheck::Offering<pecheck::RopeApply> {
+  using Offering::run;  // the declined operations' run(), which clang's -Woverloaded-virtual wants kept in view
   std::string name() const override { return "implements"; }
   void run(const pecheck::RopeApply&) override {}
 };
