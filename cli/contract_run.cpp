@@ -43,8 +43,9 @@ void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun&
       const Property* p = find_property(r.property);
       if (p && p->op == key.first && r.dtype == key.second && r.verdict != Verdict::skip) laws.push_back({p, &r});
     }
-    settle_contract(value.first, laws, base, b.name,
-                    [&, &key = key](const Property& p, const RunParams& params) { return run_timed(p, b, key.second, params, o); });
+    settle_contract(value.first, laws, base, b.name, [&, &key = key](const Property& p, const RunParams& params) {
+      return run_timed(p, b, key.second, params, o);
+    });
   }
 }
 

@@ -33,8 +33,8 @@ class Forwarding : public HandledBy<Forwarding> {
 /// base, a layout, a scaling rule ignored or misread) and everything else is the scalar backend.
 class RewritesRopeSpec : public Forwarding {
  public:
-  using Forwarding::run;
   using Forwarding::Forwarding;
+  using Forwarding::run;
   void run(const RopeApply& c) override { inner_->run(RopeApply{rewrite(c.spec), c.dtype, c.heads, c.positions, c.x}); }
 
  protected:
@@ -46,8 +46,8 @@ class RewritesRopeSpec : public Forwarding {
 /// scale, the PE, the window, RoPE's rule or rotary_dim dropped or misread).
 class RewritesAttentionSpec : public Forwarding {
  public:
-  using Forwarding::run;
   using Forwarding::Forwarding;
+  using Forwarding::run;
   void run(const Attention& c) override {
     inner_->run(Attention{rewrite(c.spec), c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
   }

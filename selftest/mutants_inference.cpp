@@ -16,8 +16,8 @@ namespace {
 /// here (Q at `query_position`), then plain attention by `attend`. Every other call, and every
 /// other PE, goes to the correct kernel.
 struct DecodeRewrite : Forwarding {
-  using Forwarding::run;
   using Forwarding::Forwarding;
+  using Forwarding::run;
   /// The position query row r is rotated at, of a call whose query rows start at token off.
   virtual std::int64_t query_position(std::span<const std::int64_t> p, std::size_t off, std::size_t r) const {
     return p[off + r];

@@ -99,8 +99,8 @@ struct AttentionQKSwapped : Forwarding {
 /// mutant below replaces how one query row's weights meet the values; every other case goes to
 /// the correct kernel.
 struct HandWrittenSoftmax : Forwarding {
-  using Forwarding::run;
   using Forwarding::Forwarding;
+  using Forwarding::run;
   /// acc (head_dim) and the sum of the weights of one query row over keys [0, keys), from each
   /// key's scaled logit and value row.
   virtual void row(std::size_t keys, const std::function<float(std::size_t)>& logit,

@@ -4,13 +4,13 @@
 // (Boost's MPFR type does: every test would then have to link MPFR).
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fmt/format.h>
 #include <memory>
 #include <random>
 #include <span>
