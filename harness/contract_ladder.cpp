@@ -18,17 +18,14 @@ constexpr std::array kLadder = {tol::RopeContract::exact, tol::RopeContract::dty
                                 tol::RopeContract::fp32_angles};
 
 // The laws that compare calls, whose bounds under a weaker contract add up the calls' own
-// (properties/rope_contract_laws.hpp; error-model rope.relational.contract).
-constexpr std::array<std::string_view, 3> kRelational = {"rope.relative", "rope.composition", "rope.offset_invariance"};
+// (properties/rope_contract_laws.hpp, properties/sinusoid_contract_laws.hpp; docs/error-model.md
+// rope.relational.contract, sinusoidal.relational.contract).
+constexpr std::array<std::string_view, 8> kRelational = {
+    "rope.relative",   "rope.composition", "rope.offset_invariance",     "rope.linear_scaling",
+    "rope2d.relative", "mrope.relative",   "sinusoidal.shift_linearity", "sinusoidal.offset_inner_product"};
 // Laws that compare calls with no bound derived under a weaker contract yet: not judged under one,
 // never judged by the exact contract's bound (a correct fp32-angle encoder would fail them).
-constexpr std::array<std::string_view, 8> kUnderived = {"rope.linear_scaling",
-                                                        "rope.ntk_base",
-                                                        "rope.scaled_frequency_bounds",
-                                                        "mrope.relative",
-                                                        "rope2d.relative",
-                                                        "sinusoidal.shift_linearity",
-                                                        "sinusoidal.offset_inner_product",
+constexpr std::array<std::string_view, 3> kUnderived = {"rope.ntk_base", "rope.scaled_frequency_bounds",
                                                         "sinusoidal.injectivity"};
 
 template <std::size_t N>

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,20 @@ rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen();
 
 /// Axial RoPE: RoPE-ViT's base 100 often, else the 1-D bases; either layout, either pairing.
 rc::Gen<Rope2dSpec> rope2d_spec_gen();
+
+/// One axis's half-heads (tokens x heads, d/2 each) in the per_half frame (whole_head's middle
+/// quarters exchanged): each a 1-D RoPE of the axis spec at that axis's position.
+template <class T>
+std::vector<T> axis_halves(const Rope2dSpec& s, std::vector<T> v, bool by_column) {
+  if (s.pairs_whole_head()) exchange_middle_quarters(std::span<T>(v), s.head_dim);
+  const std::size_t hd = static_cast<std::size_t>(s.head_dim), half = hd / 2;
+  std::vector<T> out;
+  for (std::size_t head = 0; head < v.size(); head += hd) {
+    const auto from = v.begin() + static_cast<std::ptrdiff_t>(head + (by_column ? half : 0));
+    out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(half));
+  }
+  return out;
+}
 
 /// x rotated by the encoder's 2-D RoPE to (rows, cols); failure set on unclean outputs.
 inline std::vector<float> encoder_rope2d(Encoder& enc, DType dt, const Rope2dCase& c, std::vector<float> x,

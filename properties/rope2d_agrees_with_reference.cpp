@@ -16,20 +16,6 @@ namespace {
 
 rc::Gen<Rope2dCase> cases(DType) { return grid_case_gen(rope2d_spec_gen(), 3); }
 
-/// One axis's half-heads (tokens x heads, d/2 each) in the per_half frame (whole_head's middle
-/// quarters exchanged): each a 1-D RoPE of the axis spec at that axis's position.
-template <class T>
-std::vector<T> axis_halves(const Rope2dSpec& s, std::vector<T> v, bool by_column) {
-  if (s.pairs_whole_head()) exchange_middle_quarters(std::span<T>(v), s.head_dim);
-  const std::size_t hd = static_cast<std::size_t>(s.head_dim), half = hd / 2;
-  std::vector<T> out;
-  for (std::size_t head = 0; head < v.size(); head += hd) {
-    const auto from = v.begin() + static_cast<std::ptrdiff_t>(head + (by_column ? half : 0));
-    out.insert(out.end(), from, from + static_cast<std::ptrdiff_t>(half));
-  }
-  return out;
-}
-
 /// Under a weaker contract (HF's vision towers form their angles in fp32): each axis judged as 1-D
 /// RoPE is (rope_cases.hpp under_contract), pair by pair at its own bound; the case reports the
 /// axis whose worst pair comes closest to its bound.

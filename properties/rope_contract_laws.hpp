@@ -20,19 +20,27 @@ namespace pecheck::props {
 /// exact <R_a q, R_b k>, in u |q| |k| (times the rotations' magnitude squared, which the laws
 /// divide out): sum over pairs of (e_p(a) + e_p(b) + u e_p(a) e_p(b)) |q_p| |k_p|, e_p the
 /// contract's bound on pair p at that position. The pass-through dims are exact in both.
-inline double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s,
-                                   const measure::ContractBounds& bounds, const float* q, const float* k,
-                                   std::int64_t a, std::int64_t b) {
+/// a_of(p) and b_of(p) are the two calls' positions for pair p (M-RoPE turns each pair by its
+/// section's axis); the overload below takes one position per call.
+template <class AOf, class BOf>
+double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s, const measure::ContractBounds& bounds,
+                            const float* q, const float* k, AOf a_of, BOf b_of) {
   const double u = unit_roundoff(dt);
   double sum = 0, qq = 0, kk = 0;
   for (int i = 0; i < s.head_dim; ++i) qq += double{q[i]} * q[i], kk += double{k[i]} * k[i];
   for (int p = 0; p < s.rotary_dim / 2; ++p) {
     const auto [i, j] = ref::rope_pair(s, p);
-    const double ea = bounds.at(c, p, a), eb = bounds.at(c, p, b);
+    const double ea = bounds.at(c, p, a_of(p)), eb = bounds.at(c, p, b_of(p));
     sum += (ea + eb + u * ea * eb) * std::hypot(double{q[i]}, double{q[j]}) * std::hypot(double{k[i]}, double{k[j]});
   }
   const double norms = std::sqrt(qq * kk);
   return norms > 0 ? sum / norms : 0;
+}
+inline double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s,
+                                   const measure::ContractBounds& bounds, const float* q, const float* k,
+                                   std::int64_t a, std::int64_t b) {
+  return score_contract_bound(
+      c, dt, s, bounds, q, k, [a](int) { return a; }, [b](int) { return b; });
 }
 
 /// A law comparing the scores of two calls, each <R~ q, R~ k> at its own positions, both equal
@@ -51,6 +59,16 @@ inline double composition_contract_bound(tol::RopeContract c, DType dt, const me
                                          std::int64_t a, std::int64_t b) {
   const double ea = bounds.at(c, p, a), eb = bounds.at(c, p, b);
   return ea + eb + bounds.at(c, p, a + b) + unit_roundoff(dt) * ea * eb;
+}
+
+/// R~^(lin,s)_(s m) x against R~_m x on pair p, in u |x_p|: the scaled call's bound at s m (its
+/// frequencies divided by s: the same angle, one more rounding, which the contract's frequency
+/// term already counts) plus the plain call's at m. Both exact values are equal; no product term,
+/// since neither call sees the other's output.
+inline double linear_scaling_contract_bound(tol::RopeContract c, const measure::ContractBounds& scaled,
+                                            const measure::ContractBounds& plain, int p, std::int64_t stretched,
+                                            std::int64_t m) {
+  return scaled.at(c, p, stretched) + plain.at(c, p, m);
 }
 
 }  // namespace pecheck::props

@@ -1,10 +1,12 @@
 // Theorem: linear position interpolation by s is rotation at position / s: R^(lin,s)_(s m) = R_m
-// for every integer factor s, layout, base and rotary_dim.
+// for every integer factor s, layout, base and rotary_dim (under a weaker contract, within the two
+// calls' contract bounds).
 // Doc: docs/properties/rope.linear_scaling.md
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope_cases.hpp"
+#include "properties/rope_contract_laws.hpp"
 
 namespace pecheck::props {
 
@@ -23,7 +25,7 @@ rc::Gen<RopeCase> cases(DType) {
   });
 }
 
-Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
+Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params) {
   Outcome o{.bound_u = tol::two_results(dt)};
   const auto s = static_cast<std::int64_t>(c.spec.scaling.factor);
   RopeCase plain = c;
@@ -34,9 +36,32 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
   const auto scaled = encoder_rope(enc, dt, c, x, stretched, o.failure);
   const auto direct = encoder_rope(enc, dt, plain, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
+  const std::string calls = fmt::format(" [R^(lin,{0})_({0} m) x vs R_m x]", s);
+  if (params.rope_contract != tol::RopeContract::exact) {
+    // Each call within its pairs' contract bounds at its own position (the scaled one at s m with
+    // the scaled frequencies), and both exact values equal: the two bounds added, pair by pair.
+    const measure::ContractBounds scaled_bounds(dt, c.spec), plain_bounds(dt, plain.spec);
+    const auto bound_of = [&](std::size_t token, int p) {
+      return linear_scaling_contract_bound(params.rope_contract, scaled_bounds, plain_bounds, p, stretched[token],
+                                           c.positions[token]);
+    };
+    Outcome u =
+        against_pair_bounds(c.spec, c.heads, dt, x, as_double(scaled), as_double(direct), 1.0, bound_of,
+                            [&](std::size_t token, int, double b) {
+                              return fmt::format("m={}, the {} contract's bound there {:.4g} u", c.positions[token],
+                                                 tol::contract_name(params.rope_contract), b);
+                            });
+    u.where += calls;
+    // Where every pair's bound is past any two rotations' distance (2 |x_p|), nothing could fail.
+    double least = std::numeric_limits<double>::infinity();
+    for (std::size_t t = 0; t < c.positions.size(); ++t)
+      for (int p = 0; p < c.spec.rotary_dim / 2; ++p) least = std::min(least, bound_of(t, p));
+    u.trivial = least >= 2 / unit_roundoff(dt);
+    return u;
+  }
   const WorstOf worst = worst_pair_error(c, dt, x, as_double(scaled), as_double(direct), 1.0);
   o.error_u = worst.value;
-  o.where = worst.where + fmt::format(" [R^(lin,{0})_({0} m) x vs R_m x]", s);
+  o.where = worst.where + calls;
   return o;
 }
 

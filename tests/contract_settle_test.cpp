@@ -100,14 +100,14 @@ TEST(ContractSettle, AnAskedContractACrashOrALawFailingEverywhereChangesNothing)
 TEST(ContractSettle, ALawWithNoBoundUnderTheWeakerContractIsNotJudgedThere) {
   ContractVerdict v = met(C::exact);
   v.op = Op::sinusoidal_table;
-  PropertyResult shift = result("sinusoidal.shift_linearity", Verdict::fail, "pos=9");
+  PropertyResult injective = result("sinusoidal.injectivity", Verdict::fail, "pos=9");
   std::vector<C> asked;
-  ASSERT_TRUE(settle_contract(v, {{&property("sinusoidal.shift_linearity"), &shift}}, {}, "enc",
+  ASSERT_TRUE(settle_contract(v, {{&property("sinusoidal.injectivity"), &injective}}, {}, "enc",
                               law_holding_from(C::exact, asked)));
   EXPECT_TRUE(asked.empty());  // never run under a contract it has no bound for
   EXPECT_EQ(v.met, C::dtype_trig);
-  EXPECT_EQ(shift.verdict, Verdict::skip);
-  EXPECT_EQ(shift.message.rfind("not judged:", 0), 0u) << shift.message;
+  EXPECT_EQ(injective.verdict, Verdict::skip);
+  EXPECT_EQ(injective.message.rfind("not judged:", 0), 0u) << injective.message;
 }
 
 }  // namespace

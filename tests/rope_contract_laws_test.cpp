@@ -1,17 +1,22 @@
 // RoPE's relational laws under a weaker accuracy contract (properties/rope_contract_laws.hpp,
 // docs/error-model.md "The relational laws under a contract"): an encoder with fp32 angles, which
-// the exact contract's bounds fail, holds rope.relative, rope.composition and
-// rope.offset_invariance under the fp32-angles contract below its ceiling, in every dtype, on
-// non-trivial cases; the bugs those laws catch are still caught under it.
+// the exact contract's bounds fail, holds rope.relative, rope.composition,
+// rope.offset_invariance and rope.linear_scaling under the fp32-angles contract below its ceiling, in every dtype, on
+// non-trivial cases; the bugs those laws catch are still caught under it. Axial 2-D RoPE with fp32
+// angles per axis holds rope2d.relative under fp32-angles too.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
+#include "impl/rope2d_by_halves.hpp"
 #include "properties/registry.hpp"
+#include "reference/rope.hpp"
 #include "selftest/mutants.hpp"
+#include "spec/mrope.hpp"
 
 namespace pecheck {
 namespace {
@@ -35,7 +40,7 @@ RunParams under_fp32_angles(DType dt) {
   return params;
 }
 
-constexpr const char* kLaws[] = {"rope.relative", "rope.composition", "rope.offset_invariance"};
+constexpr const char* kLaws[] = {"rope.relative", "rope.composition", "rope.offset_invariance", "rope.linear_scaling"};
 
 TEST(RopeContractLaws, OnlyTheFp32AnglesContractHasACeiling) {
   for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
@@ -59,12 +64,102 @@ TEST(RopeContractLaws, Fp32AnglesHoldEveryLawUnderTheirContract) {
     }
 }
 
+/// Axial 2-D RoPE as HF's vision towers form it: each half-head a 1-D RoPE of width d/2 at its
+/// axis's coordinate, by the given 1-D encoder (a mutant's way of forming the angles).
+class PerAxisRope2d final : public Offering<Rope2dApply> {
+ public:
+  using Offering::run;
+  explicit PerAxisRope2d(std::unique_ptr<Encoder> one_d) : one_d_(std::move(one_d)) {}
+  std::string name() const override { return "per-axis " + one_d_->name(); }
+  void run(const Rope2dApply& c) override {
+    rope2d_by_halves(c, [&](const Rope2dSpec& s, std::span<float> x) {
+      const std::size_t d = static_cast<std::size_t>(s.head_dim), half = d / 2;
+      for (std::size_t head = 0; head < x.size(); head += d) {
+        const std::size_t token = head / d / static_cast<std::size_t>(c.heads);
+        for (const bool by_column : {false, true}) {
+          const std::int64_t at = by_column ? c.cols[token] : c.rows[token];
+          one_d_->run(
+              RopeApply{s.axis(), c.dtype, 1, std::span(&at, 1), x.subspan(head + (by_column ? half : 0), half)});
+        }
+      }
+    });
+  }
+
+ private:
+  std::unique_ptr<Encoder> one_d_;
+};
+
+TEST(RopeContractLaws, Rope2dRelativeHoldsUnderFp32AnglesAndFailsTheExactBound) {
+  PerAxisRope2d enc(mutant("RoPE angles in fp32 (the PyTorch formula)"));
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    const PropertyResult r = property("rope2d.relative").run(enc, dt, under_fp32_angles(dt));
+    EXPECT_EQ(r.verdict, Verdict::pass) << dtype_name(dt) << ": " << r.message;
+    EXPECT_GE(r.nontrivial_cases, 90) << dtype_name(dt);
+  }
+  const PropertyResult exact = property("rope2d.relative").run(enc, DType::f32, RunParams{.seed = 5, .cases = 100});
+  EXPECT_EQ(exact.verdict, Verdict::fail) << exact.message;
+  // Angles in bf16 on each axis are far outside what fp32 angles allow.
+  PerAxisRope2d bf16_angles(mutant("RoPE angles in bf16"));
+  EXPECT_EQ(property("rope2d.relative").run(bf16_angles, DType::f32, under_fp32_angles(DType::f32)).verdict,
+            Verdict::fail);
+}
+
+/// M-RoPE as HF's Qwen-VL forms it: inv_freq and each pair's angle (its section's axis position
+/// times inv_freq) in fp32, cos and sin of that angle, the result stored in the dtype. `bf16`
+/// rounds the angle to bf16 as well (a model whose position ids live in bf16).
+class Fp32AnglesMrope final : public Offering<MropeApply> {
+ public:
+  using Offering::run;
+  explicit Fp32AnglesMrope(bool bf16) : bf16_(bf16) {}
+  std::string name() const override { return bf16_ ? "bf16-angles-mrope" : "fp32-angles-mrope"; }
+  void run(const MropeApply& c) override {
+    c.check();
+    const RopeSpec s = c.spec.rope();
+    const std::size_t d = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(c.heads);
+    const std::span<const std::int64_t> axes[3] = {c.temporal, c.height, c.width};
+    for (std::size_t t = 0; t < c.temporal.size(); ++t)
+      for (std::size_t h = 0; h < H; ++h) {
+        float* x = c.x.data() + (t * H + h) * d;
+        for (int p = 0; p < s.rotary_dim / 2; ++p) {
+          const float inv =
+              1.0f / std::pow(static_cast<float>(s.base), static_cast<float>(2 * p) / static_cast<float>(s.rotary_dim));
+          const auto pos = static_cast<float>(axes[mrope_axis(c.spec, p)][t]);
+          double angle = static_cast<double>(pos * inv);
+          if (bf16_) angle = round_to(DType::bf16, angle);
+          const auto [i, j] = ref::rope_pair(s, p);
+          const double xi = x[i], xj = x[j], cs = std::cos(angle), sn = std::sin(angle);
+          x[i] = round_to(c.dtype, xi * cs - xj * sn);
+          x[j] = round_to(c.dtype, xi * sn + xj * cs);
+        }
+      }
+  }
+
+ private:
+  bool bf16_;
+};
+
+TEST(RopeContractLaws, MropeRelativeHoldsUnderFp32AnglesAndFailsTheExactBound) {
+  Fp32AnglesMrope enc(false);
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    const PropertyResult r = property("mrope.relative").run(enc, dt, under_fp32_angles(dt));
+    EXPECT_EQ(r.verdict, Verdict::pass) << dtype_name(dt) << ": " << r.message;
+    EXPECT_GE(r.nontrivial_cases, 90) << dtype_name(dt);
+  }
+  const PropertyResult exact = property("mrope.relative").run(enc, DType::f32, RunParams{.seed = 5, .cases = 100});
+  EXPECT_EQ(exact.verdict, Verdict::fail) << exact.message;
+  Fp32AnglesMrope bf16_angles(true);
+  EXPECT_EQ(property("mrope.relative").run(bf16_angles, DType::f32, under_fp32_angles(DType::f32)).verdict,
+            Verdict::fail);
+}
+
 TEST(RopeContractLaws, TheExactContractsBoundsFailFp32Angles) {
   // What the contract-aware bounds are for: judged by the exact constants, a correct fp32-angle
   // encoder fails a law that compares calls.
   const auto enc = mutant("RoPE angles in fp32 (the PyTorch formula)");
-  const PropertyResult r = property("rope.relative").run(*enc, DType::f32, RunParams{.seed = 5, .cases = 100});
-  EXPECT_EQ(r.verdict, Verdict::fail);
+  for (const char* id : {"rope.relative", "rope.linear_scaling"}) {
+    const PropertyResult r = property(id).run(*enc, DType::f32, RunParams{.seed = 5, .cases = 100});
+    EXPECT_EQ(r.verdict, Verdict::fail) << id;
+  }
 }
 
 TEST(RopeContractLaws, TheLawsStillCatchTheirBugsUnderFp32Angles) {
@@ -73,6 +168,12 @@ TEST(RopeContractLaws, TheLawsStillCatchTheirBugsUnderFp32Angles) {
   EXPECT_EQ(
       property("rope.relative").run(*mutant("RoPE angles in bf16"), DType::f32, under_fp32_angles(DType::f32)).verdict,
       Verdict::fail);
+  // The linear factor applied twice (ggml issue 835) turns s m by m theta / s, not m theta.
+  EXPECT_EQ(property("rope.linear_scaling")
+                .run(*mutant("RoPE scale applied twice: linear/YaRN interpolation at inv_freq / s^2"), DType::f32,
+                     under_fp32_angles(DType::f32))
+                .verdict,
+            Verdict::fail);
   EXPECT_EQ(property("rope.offset_invariance")
                 .run(*mutant("RoPE cache clamped at 8192 positions"), DType::f32, under_fp32_angles(DType::f32))
                 .verdict,

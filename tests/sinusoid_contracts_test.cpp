@@ -2,12 +2,17 @@
 // docs/error-model.md sinusoidal.entry.*), judged by sinusoidal.agrees_with_reference: a table built
 // as transformers' fairseq modules build it (frequencies, angles, sin and cos all in fp32) fails the
 // exact contract and meets the fp32-angles one; the same table with the wrong base fails even that.
+// The laws comparing rows (shift_linearity, offset_inner_product) hold under fp32-angles too, and
+// still catch angles rounded to bf16.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "harness/runner.hpp"
+#include "harness/tolerance.hpp"
 #include "interface/encoder.hpp"
 #include "properties/registry.hpp"
 
@@ -15,11 +20,13 @@ namespace pecheck {
 namespace {
 
 /// HF's M2M100SinusoidalPositionalEmbedding.get_embedding, in fp32 (fairseq frequencies, the
-/// concatenated layout, a zero padding row), for any spec of that form; base_scale scales the base.
+/// concatenated layout, a zero padding row), for any spec of that form; base_scale scales the base,
+/// bf16_angles rounds each angle to bf16 (position ids kept in a bf16 model).
 class Fp32FairseqTable final : public Offering<SinusoidalTable> {
  public:
   using Offering<SinusoidalTable>::run;
-  explicit Fp32FairseqTable(double base_scale = 1.0) : base_scale_(base_scale) {}
+  explicit Fp32FairseqTable(double base_scale = 1.0, bool bf16_angles = false)
+      : base_scale_(base_scale), bf16_angles_(bf16_angles) {}
   std::string name() const override { return "fp32-fairseq-table"; }
   Support supports(Op op, DType dt) const override {
     if (op != Op::sinusoidal_table || dt != DType::f32) return {false, "f32 sinusoid tables only"};
@@ -32,7 +39,8 @@ class Fp32FairseqTable final : public Offering<SinusoidalTable> {
     for (std::size_t r = 0; r < c.positions.size(); ++r)
       for (int i = 0; i < half; ++i) {
         const float freq = std::exp(static_cast<float>(i) * -step);
-        const float angle = static_cast<float>(c.positions[r]) * freq;
+        float angle = static_cast<float>(c.positions[r]) * freq;
+        if (bf16_angles_) angle = round_to(DType::bf16, angle);
         const bool pad = c.spec.is_padding(c.positions[r]);
         const std::size_t row = r * static_cast<std::size_t>(c.spec.d_model);
         const int sin_at = c.spec.layout == SinusoidalLayout::interleaved ? 2 * i : i;
@@ -44,20 +52,23 @@ class Fp32FairseqTable final : public Offering<SinusoidalTable> {
 
  private:
   double base_scale_;
+  bool bf16_angles_;
 };
 
-const Property& agrees() {
+const Property& property(const std::string& id) {
   for (const Property& p : property_registry())
-    if (p.id == "sinusoidal.agrees_with_reference") return p;
-  throw std::logic_error("no sinusoidal.agrees_with_reference");
+    if (p.id == id) return p;
+  throw std::logic_error("no " + id);
 }
+const Property& agrees() { return property("sinusoidal.agrees_with_reference"); }
 
-/// Pinned to fairseq's convention (the drawn specs vary the layout and base otherwise).
-std::shared_ptr<const Pins> fairseq() {
+/// Pinned to fairseq's convention (the drawn specs vary the layout and base otherwise); without
+/// its padding row for the laws comparing rows, which a zero row breaks by definition.
+std::shared_ptr<const Pins> fairseq(std::int64_t padding_idx = 1) {
   auto pins = std::make_shared<Pins>();
-  pins->sinusoidal = [](SinusoidalSpec& s) {
+  pins->sinusoidal = [padding_idx](SinusoidalSpec& s) {
     s.d_model = 64, s.base = 10000, s.layout = SinusoidalLayout::concatenated;
-    s.frequencies = SinusoidalFrequencies::fairseq, s.padding_idx = 1;
+    s.frequencies = SinusoidalFrequencies::fairseq, s.padding_idx = padding_idx;
   };
   return pins;
 }
@@ -88,6 +99,23 @@ TEST(SinusoidContracts, TheContractsAreOrdered) {
       EXPECT_LE(exact, trig);
       EXPECT_LE(trig, fp32);
     }
+}
+
+TEST(SinusoidContracts, TheLawsComparingRowsHoldUnderFp32AnglesAndCatchBf16Angles) {
+  Fp32FairseqTable table;
+  RunParams exact{.seed = 7, .cases = 100, .pins = fairseq(-1)};
+  RunParams params = exact;
+  params.rope_contract = tol::RopeContract::fp32_angles;
+  params.max_position = tol::rope_law_ceiling(params.rope_contract, DType::f32);
+  for (const char* id : {"sinusoidal.shift_linearity", "sinusoidal.offset_inner_product"}) {
+    const PropertyResult r = property(id).run(table, DType::f32, params);
+    EXPECT_EQ(r.verdict, Verdict::pass) << id << ": " << r.counterexample << " " << r.message;
+    EXPECT_GE(r.nontrivial_cases, 90) << id;
+    Fp32FairseqTable bf16_angles(1.0, true);
+    EXPECT_EQ(property(id).run(bf16_angles, DType::f32, params).verdict, Verdict::fail) << id;
+  }
+  // What the contract's bounds are for: the exact constants refuse the correct fp32 table.
+  EXPECT_EQ(property("sinusoidal.shift_linearity").run(table, DType::f32, exact).verdict, Verdict::fail);
 }
 
 }  // namespace
