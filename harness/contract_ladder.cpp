@@ -83,7 +83,9 @@ tol::RopeContract ContractVerdict::judged() const {
 }
 
 std::int64_t ContractVerdict::laws_below() const {
-  return op == Op::rope_apply && note.empty() && calls_compared
+  // Every family with an agreement draws its laws' positions below the ceiling: past it an fp32
+  // angle's own bound lets any output pass (a vacuous case), in a table or 2-D/M-RoPE as in RoPE.
+  return !contract_agreement_id(op).empty() && note.empty() && calls_compared
              ? std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition)
              : 0;
 }
