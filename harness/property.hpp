@@ -3,6 +3,7 @@
 // a derived bound. The registry lists them all.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -47,6 +48,20 @@ inline constexpr double kMinNontrivialShare = 0.9;
 enum class Verdict { pass, fail, skip, crash };
 std::string_view verdict_name(Verdict v);
 
+/// What one run of a property keeps from case to case, fresh for each run (run_property makes
+/// it): a law that compares a call with one made thousands of calls earlier keeps the earlier
+/// calls here, so that a drift is seen whichever case it falls in.
+struct RunMemory {
+  struct Call {
+    std::any input;             ///< the check's own case type
+    std::vector<float> output;  ///< what the encoder returned for it
+    long at = 0;                ///< its index among the run's calls (1 for the first)
+  };
+  std::vector<Call> earlier;  ///< kept by the checks, one or more a case
+  long calls = 0;             ///< calls the run's checks have made so far
+  std::size_t cursor = 0;     ///< which earlier call to repeat next (round-robin)
+};
+
 struct RunParams {
   std::uint64_t seed = 0;  ///< the run's seed; each property x dtype derives its own from it
   int cases = 100;
@@ -62,6 +77,8 @@ struct RunParams {
   /// The accuracy contract rope.agrees_with_reference judges by (harness/tolerance.hpp): exact (2u,
   /// the catalogue's), or what dtype-trig or fp32-angles arithmetic guarantees.
   tol::RopeContract rope_contract = tol::RopeContract::exact;
+  /// The run's memory (RunMemory): set by run_property for the checks it runs; null outside one.
+  std::shared_ptr<RunMemory> memory;
 };
 
 struct PropertyResult {

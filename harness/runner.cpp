@@ -259,8 +259,11 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
 }  // namespace
 
 PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc,
-                            DType dt, const RunParams& params) {
-  if (const Support s = enc.supports(p.op, dt); !s.ok) return skipped_result(p, enc.name(), dt, params.seed, s.reason);
+                            DType dt, const RunParams& run_params) {
+  if (const Support s = enc.supports(p.op, dt); !s.ok)
+    return skipped_result(p, enc.name(), dt, run_params.seed, s.reason);
+  RunParams params = run_params;
+  params.memory = std::make_shared<RunMemory>();  // one for the run, its shrinks and its reruns
   Pass first = run_pass(p, gen, check, enc, dt, params, {});
   // One counterexample per scaling rule that fails: a corner of one rule (a YaRN edge) must not
   // hide a fault of another (fp32 angles under no scaling). The rule of each counterexample is

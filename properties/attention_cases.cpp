@@ -9,9 +9,87 @@
 
 namespace pecheck::props {
 
+std::string_view logit_shape_name(LogitShape s) {
+  switch (s) {
+    case LogitShape::unit:
+      return "unit logits";
+    case LogitShape::rising:
+      return "rising by tile";
+    case LogitShape::spike_past_edge:
+      return "spike past the first edge";
+    case LogitShape::spike_last_key:
+      return "spike on the last key";
+  }
+  return "?";
+}
+
+namespace {
+
+/// The logit each key j adds to every query row, for a shaped case (LogitShape).
+double shaped_logit(const AttentionCase& c, std::size_t j) {
+  const std::size_t tile = static_cast<std::size_t>(c.tile), n = c.n();
+  switch (c.shape) {
+    case LogitShape::unit:
+      return 0;
+    case LogitShape::rising:
+      return 1.5 * static_cast<double>(j / tile);
+    case LogitShape::spike_past_edge:
+      return j == std::min(tile, n - 1) ? 6 : 0;
+    case LogitShape::spike_last_key:
+      return j == n - 1 ? 6 : 0;
+  }
+  return 0;
+}
+
+/// The dim the common direction lies on: for RoPE the first of its slowest pair, which turns by
+/// base^(-(d-2)/d) radians a token (~1e-4 at the bases drawn), so the shape survives the rotation
+/// across the few hundred tokens of a case; any dim for the encodings that leave Q and K alone.
+std::size_t shaping_dim(const AttentionSpec& s) {
+  const std::size_t d = static_cast<std::size_t>(s.head_dim);
+  if (s.pe != AttentionPE::rope) return d - 1;
+  return s.rope_layout == RopeLayout::interleaved ? d - 2 : d / 2 - 1;
+}
+
+/// Adds the shape to Q and K (every head): `lift` to each query row's shaping dim, and to key j's
+/// the amount that makes scale * lift * k_j equal shaped_logit(j); rounded to the dtype.
+void shape_logits(const AttentionCase& c, DType dt, AttentionData& x) {
+  const AttentionSpec& s = c.spec;
+  const double lift = 2, per_logit = 1 / (s.effective_scale() * lift);
+  const std::size_t d = static_cast<std::size_t>(s.head_dim), at = shaping_dim(s);
+  for (std::size_t r = 0; r < x.q.size() / d; ++r) x.q[r * d + at] = round_to(dt, x.q[r * d + at] + lift);
+  const std::size_t kv = static_cast<std::size_t>(s.kv_count());
+  for (std::size_t j = 0; j < c.n(); ++j)
+    for (std::size_t g = 0; g < kv; ++g) {
+      float& e = x.k[(j * kv + g) * d + at];
+      e = round_to(dt, e + shaped_logit(c, j) * per_logit);
+    }
+}
+
+}  // namespace
+
 AttentionData attention_data(const AttentionCase& c, DType dt) {
-  return {gen::values(c.data, 1, c.size(), dt, c.qk_scale), gen::values(c.data, 2, c.kv_size(), dt, c.qk_scale),
-          gen::values(c.data, 3, c.kv_size(), dt), gen::values(c.data, 4, c.table_size(), dt)};
+  AttentionData x{gen::values(c.data, 1, c.size(), dt, c.qk_scale), gen::values(c.data, 2, c.kv_size(), dt, c.qk_scale),
+                  gen::values(c.data, 3, c.kv_size(), dt), gen::values(c.data, 4, c.table_size(), dt)};
+  if (c.tile > 0) shape_logits(c, dt, x);
+  return x;
+}
+
+std::vector<double> errors_from_exact(const AttentionCase& c, const AttentionData& x, const std::vector<float>& out,
+                                      std::vector<double>& expected) {
+  std::vector<double> err(out.size());
+  if (c.n() <= kOracleMinN) {
+    const auto exact =
+        ref::attention<Real>(c.spec, c.positions, {to_real(x.q), to_real(x.k), to_real(x.v)}, to_real(x.table));
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      err[i] = ref::to_double(Real(out[i]) - exact[i]);
+      expected.push_back(ref::to_double(exact[i]));
+    }
+    return err;
+  }
+  const auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+  expected = ref::attention<double>(c.spec, c.positions, {widen(x.q), widen(x.k), widen(x.v)}, widen(x.table));
+  for (std::size_t i = 0; i < out.size(); ++i) err[i] = double{out[i]} - expected[i];
+  return err;
 }
 
 rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes, bool allow_causal, int min_n) {
@@ -285,6 +363,34 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   if (s.pe == AttentionPE::sinusoidal) b.v_transform = rho * (max_v + E), b64.v_transform = max_v + angle64;
   b64.max_weighted = b.max_weighted, b64.max_bias = b.max_bias, b64.max_v = b.max_v;
   return {tol::attention_output(b), b.max_v, tol::attention_oracle_f64(b64) * 0x1p-53 / unit_roundoff(dt)};
+}
+
+Outcome agreement_with_exact(Encoder& enc, DType dt, const AttentionCase& c) {
+  const AttentionData x = attention_data(c, dt);
+  const AttentionBound b = attention_bound(c, dt, x);
+  const bool oracle = c.n() > kOracleMinN;
+  const double bound = b.bound_u + (oracle ? b.oracle_u : 0.0);
+  Outcome o{.bound_u = bound, .trivial = admits_any_output(bound, dt)};
+  const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);
+  if (!o.failure.empty()) return o;
+  std::vector<double> expected;
+  const std::vector<double> err = errors_from_exact(c, x, out, expected);
+  WorstOf worst;
+  const std::size_t d = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.spec.heads),
+                    off = c.spec.query_offset(c.n());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::size_t token = off + i / d / H;
+    worst.offer(std::fabs(err[i]) / (unit_roundoff(dt) * b.max_v), [&] {
+      // For a tiled case, how many key tiles the query's visible keys span: what a tiling bug reaches.
+      const std::size_t last = c.spec.causal ? token : c.n() - 1;
+      const std::string tiles = c.tile > 0 ? fmt::format(", its keys over {} tiles of {}",
+                                                         last / static_cast<std::size_t>(c.tile) + 1, c.tile)
+                                           : "";
+      return fmt::format("token {} head {} dim {}{} (got {}, {} {:.9g}; max|V'| = {:.4g})", token, i / d % H, i % d,
+                         tiles, out[i], oracle ? "double oracle" : "exact", expected[i], b.max_v);
+    });
+  }
+  return worst.store(o);
 }
 
 std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed) {

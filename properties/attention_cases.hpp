@@ -16,6 +16,16 @@
 
 namespace pecheck::props {
 
+/// How attention.tile_edges shapes a case's logits around its key tile (AttentionCase::tile):
+/// where the row maximum lies decides which tiling bug an output can show.
+enum class LogitShape {
+  unit,             ///< no shaping: logits of order 1, so keys a kernel adds by mistake weigh as much as real ones
+  rising,           ///< each key tile's logits 1.5 above the previous tile's: the running max moves at every edge
+  spike_past_edge,  ///< one key 6 above the rest, the first key of the second tile
+  spike_last_key,   ///< one key 6 above the rest, the last key (in a ragged tile when n is not a multiple)
+};
+std::string_view logit_shape_name(LogitShape s);
+
 struct AttentionCase {
   AttentionSpec spec;
   std::vector<std::int64_t> positions;
@@ -24,6 +34,8 @@ struct AttentionCase {
   double qk_scale = 1;     ///< magnitude of Q and K entries: large values give logits that overflow exp
   int prefill = 0;         ///< attention.decode_equivalence: tokens prefilled before decoding
   int step = 0;            ///< and the queries of each decode call (1: token by token)
+  int tile = 0;            ///< attention.tile_edges: the key tile (keys) its logits are shaped around; 0: none
+  LogitShape shape = LogitShape::unit;
 
   std::size_t n() const { return positions.size(); }
   /// Q's and the output's size: the query rows (spec.queries, the last tokens; all n when 0).
@@ -36,9 +48,10 @@ struct AttentionCase {
     // Long cases are consecutive positions: their first and last, and n, say it all.
     const std::string pos = n() > 16 ? fmt::format("{}..{} (n={})", positions.front(), positions.back(), n())
                                      : fmt::format("{}", fmt::join(positions, ","));
-    return fmt::format("{} base={} pos=[{}] data={} perm={}{}{}", spec.describe(), short_number(spec.pe_base), pos,
+    return fmt::format("{} base={} pos=[{}] data={} perm={}{}{}{}", spec.describe(), short_number(spec.pe_base), pos,
                        data, perm, qk_scale == 1 ? std::string() : fmt::format(" qk_scale={}", qk_scale),
-                       prefill > 0 ? fmt::format(" prefill={} step={}", prefill, step) : std::string());
+                       prefill > 0 ? fmt::format(" prefill={} step={}", prefill, step) : std::string(),
+                       tile > 0 ? fmt::format(" tile={} shape={}", tile, logit_shape_name(shape)) : std::string());
   }
   std::vector<std::string> tags() const {
     std::vector<std::string> t{std::string(pe_name(spec.pe)), spec.causal ? "causal" : "full",
@@ -48,6 +61,11 @@ struct AttentionCase {
     if (spec.kv_count() != spec.heads) t.push_back("grouped-query");
     if (spec.window > 0) t.push_back("window");
     if (spec.scale) t.push_back("stated scale");
+    if (tile > 0) {
+      t.push_back(fmt::format("tile {}", tile));
+      t.push_back(std::string(logit_shape_name(shape)));
+      t.push_back(n() % static_cast<std::size_t>(tile) ? "ragged last tile" : "whole tiles");
+    }
     return t;
   }
 };
@@ -56,6 +74,8 @@ struct AttentionCase {
 struct AttentionData {
   std::vector<float> q, k, v, table;
 };
+/// Drawn from the case's data seed; a case with a tile has its logits shaped (LogitShape) by a
+/// common direction added to every query row and, scaled per key, to the key rows.
 AttentionData attention_data(const AttentionCase& c, DType dt);
 
 /// Every way a position encoding enters attention (none included).
@@ -135,6 +155,18 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
 /// query rows (0: every token), which are the Q rows of tokens tokens - rows .. tokens - 1.
 std::vector<float> encoder_attention_prefix(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                             std::size_t tokens, int queries, std::string& failure);
+
+/// The exact output less the encoder's `out`, in double, and the exact output in `expected`:
+/// from the 50-digit reference for cases of up to kOracleMinN tokens, from the double oracle
+/// (within AttentionBound::oracle_u of the exact output, which the caller charges to its bound)
+/// for longer ones.
+std::vector<double> errors_from_exact(const AttentionCase& c, const AttentionData& x, const std::vector<float>& out,
+                                      std::vector<double>& expected);
+
+/// The case's output against the exact one, within the case's bound (attention_bound, plus the
+/// oracle's own for a long case): attention.agrees_with_reference's check, and
+/// attention.tile_edges's, whose failure line says which key tile the query reached.
+Outcome agreement_with_exact(Encoder& enc, DType dt, const AttentionCase& c);
 
 /// A permutation of 0..n-1 from a seed (Fisher-Yates on splitmix64: the same on every platform).
 std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed);

@@ -48,6 +48,10 @@ std::vector<Mutant> mrope_mutants();
 /// mask's alignment, RoPE's scaling and rotary_dim (selftest/mutants_inference.cpp).
 std::vector<Mutant> inference_mutants();
 
+/// Mutants of attention over key tiles, flash-style: the rescale, the ragged last tile, the causal
+/// tile (selftest/mutants_tiles.cpp).
+std::vector<Mutant> tile_mutants();
+
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
 

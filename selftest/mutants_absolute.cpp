@@ -175,6 +175,7 @@ const std::vector<Mutant>& mutants() {
     for (Mutant& m : bias_mutants()) v.push_back(std::move(m));
     for (Mutant& m : mrope_mutants()) v.push_back(std::move(m));
     for (Mutant& m : inference_mutants()) v.push_back(std::move(m));
+    for (Mutant& m : tile_mutants()) v.push_back(std::move(m));
     return v;
   }();
   return with_relational;

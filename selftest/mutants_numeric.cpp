@@ -1,11 +1,9 @@
 // Mutants of numerical technique: how angles, frequencies, pairings and softmax are computed.
-#include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
 #include <utility>
 
 #include "selftest/forwarding_encoder.hpp"
+#include "selftest/hand_written_softmax.hpp"
 #include "selftest/mutants.hpp"
 
 namespace pecheck::selftest {
@@ -94,75 +92,15 @@ struct AttentionQKSwapped : Forwarding {
   }
 };
 
-/// Plain multi-head attention (no PE, no grouping, no window; any number of queries, the last
-/// tokens) with the softmax written out: each
-/// mutant below replaces how one query row's weights meet the values; every other case goes to
-/// the correct kernel.
-struct HandWrittenSoftmax : Forwarding {
-  using Forwarding::Forwarding;
-  using Forwarding::run;
-  /// acc (head_dim) and the sum of the weights of one query row over keys [0, keys), from each
-  /// key's scaled logit and value row.
-  virtual void row(std::size_t keys, const std::function<float(std::size_t)>& logit,
-                   const std::function<const float*(std::size_t)>& value, std::vector<float>& acc,
-                   float& sum) const = 0;
-  void run(const Attention& c) override {
-    const auto& [s, dt, p, q, k, v, t, o] = c;
-    if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);
-    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
-    const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
-                      off = s.query_offset(n);
-    const float scale = static_cast<float>(s.effective_scale());
-    for (std::size_t h = 0; h < H; ++h)
-      for (std::size_t i = 0; i < s.query_count(n); ++i) {  // query row i: token off + i
-        const auto logit = [&, &q = q, &k = k](std::size_t j) {
-          float dot = 0;
-          for (std::size_t e = 0; e < d; ++e) dot += q[(i * H + h) * d + e] * k[(j * H + h) * d + e];
-          return scale * dot;
-        };
-        const auto value = [&, &v = v](std::size_t j) { return v.data() + (j * H + h) * d; };
-        std::vector<float> acc(d, 0.0f);
-        float sum = 0;
-        row(s.causal ? off + i + 1 : n, logit, value, acc, sum);
-        for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
-      }
-  }
-};
-
 /// Softmax without the max subtraction: exp overflows to inf for logits above ~88 (inf/inf = NaN).
 struct AttentionNoMaxSubtraction : HandWrittenSoftmax {
   AttentionNoMaxSubtraction() : HandWrittenSoftmax("mutant-attention-softmax-no-max") {}
-  void row(std::size_t keys, const std::function<float(std::size_t)>& logit,
-           const std::function<const float*(std::size_t)>& value, std::vector<float>& acc, float& sum) const override {
-    for (std::size_t j = 0; j < keys; ++j) {
-      const float w = std::exp(logit(j));  // no max subtracted
+  void row(const SoftmaxRow& r, std::vector<float>& acc, float& sum) const override {
+    for (std::size_t j = 0; j < r.visible; ++j) {
+      const float w = std::exp(r.logit(j));  // no max subtracted
       sum += w;
-      const float* vj = value(j);
+      const float* vj = r.value(j);
       for (std::size_t e = 0; e < acc.size(); ++e) acc[e] += w * vj[e];
-    }
-  }
-};
-
-/// A flash-style online softmax over 64-key tiles that moves the running max without rescaling
-/// what it has accumulated (acc and l keep weights relative to the old max): exact until a row
-/// crosses a tile edge with a new max, so only cases longer than one tile can see it.
-struct AttentionTileNoRescale : HandWrittenSoftmax {
-  AttentionTileNoRescale() : HandWrittenSoftmax("mutant-attention-tile-no-rescale") {}
-  static constexpr std::size_t kTile = 64;
-  void row(std::size_t keys, const std::function<float(std::size_t)>& logit,
-           const std::function<const float*(std::size_t)>& value, std::vector<float>& acc, float& sum) const override {
-    float m = -std::numeric_limits<float>::infinity();
-    for (std::size_t tile = 0; tile < keys; tile += kTile) {
-      const std::size_t end = std::min(keys, tile + kTile);
-      std::vector<float> l(end - tile);
-      for (std::size_t j = tile; j < end; ++j) l[j - tile] = logit(j);
-      m = std::max(m, *std::max_element(l.begin(), l.end()));  // acc, sum not rescaled by exp(m_old - m)
-      for (std::size_t j = tile; j < end; ++j) {
-        const float w = std::exp(l[j - tile] - m);
-        sum += w;
-        const float* vj = value(j);
-        for (std::size_t e = 0; e < acc.size(); ++e) acc[e] += w * vj[e];
-      }
     }
   }
 };
@@ -223,12 +161,6 @@ std::vector<Mutant> numeric_mutants() {
       // draws only plain attention, where this mutant misbehaves, so it meets one soonest.
       {"softmax without max subtraction", "exp(logit) without subtracting the row max: overflow to inf, NaN",
        "attention.kv_permutation_invariance", make_mutant<AttentionNoMaxSubtraction>},
-      // Only a case longer than one 64-key tile reaches the missing rescale: the long cases of
-      // attention.agrees_with_reference (n up to 2049) are there for it.
-      {"online softmax not rescaled at a tile edge",
-       "FlashAttention-2 Algorithm 1 without its diag(exp(m_old - m_new)) rescale of O and l; a tutorial flash "
-       "kernel's wrong running sum passed its own self-test (PaddleJitLab/CUDATutorial issue 69)",
-       "attention.agrees_with_reference", make_mutant<AttentionTileNoRescale>},
       {"sliding window one key too wide",
        "W + 1 keys where W were meant: transformers issue 39408 (flash-attn's window_size set to (W, W)), zml PR 763 "
        "(window_size_left = W instead of W - 1), vLLM issue 3385 (HF and xformers disagreeing by one)",

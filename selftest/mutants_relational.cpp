@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "impl/fp32_angle_rope.hpp"
+#include "reference/sinusoidal.hpp"
 #include "selftest/forwarding_encoder.hpp"
 #include "selftest/mutants.hpp"
 
@@ -81,6 +83,63 @@ struct AttentionNondeterministic : Forwarding {
   unsigned calls_ = 0;
 };
 
+/// Calls after which the warm-up mutants below switch kernels.
+constexpr long kWarmUpCalls = 1000;
+
+/// RoPE that switches to another kernel once warm (an autotuner's or a JIT's choice made after
+/// the first calls): from call 1,001 on, the angles in fp32. Each path alone is deterministic.
+struct RopeSwitchesAfterWarmUp : Forwarding {
+  using Forwarding::run;
+  RopeSwitchesAfterWarmUp() : Forwarding("mutant-rope-switches-after-warm-up") {}
+  void run(const RopeApply& c) override {
+    if (++calls_ <= kWarmUpCalls) return inner_->run(c);
+    baseline::fp32_angle_rope(c.spec, c.dtype, c.heads, c.positions, c.x);
+  }
+  long calls_ = 0;
+};
+
+/// Attention that switches to another kernel once warm: from call 1,001 on, one that folds the
+/// softmax scale into Q (q scale rounded to fp32, then a scale of 1), as flash kernels fold it into
+/// their exp2 argument; the same math for every PE but the sinusoid's (which stays on the first
+/// kernel), other roundings. Each kernel alone is deterministic.
+struct AttentionSwitchesAfterWarmUp : Forwarding {
+  using Forwarding::run;
+  AttentionSwitchesAfterWarmUp() : Forwarding("mutant-attention-switches-after-warm-up") {}
+  void run(const Attention& c) override {
+    const auto& [s, dt, p, q, k, v, t, o] = c;
+    if (++calls_ <= kWarmUpCalls || s.pe == AttentionPE::sinusoidal) return inner_->run(c);
+    std::vector<float> scaled(q.begin(), q.end());
+    for (float& x : scaled) x = static_cast<float>(x * s.effective_scale());
+    AttentionSpec folded = s;
+    folded.scale = 1.0;
+    inner_->run(Attention{folded, dt, p, scaled, k, v, t, o});
+  }
+  long calls_ = 0;
+};
+
+/// A sinusoid that switches to another kernel once warm: from call 1,001 on, angles formed in
+/// fp32 (the first kernel forms them in double). Each kernel alone is deterministic.
+struct SinusoidalSwitchesAfterWarmUp : Forwarding {
+  using Forwarding::run;
+  SinusoidalSwitchesAfterWarmUp() : Forwarding("mutant-sinusoidal-switches-after-warm-up") {}
+  void run(const SinusoidalTable& c) override {
+    const auto& [s, dt, p, out] = c;
+    if (++calls_ <= kWarmUpCalls || s.padding_idx >= 0) return inner_->run(c);
+    c.check();
+    std::vector<float> f;
+    for (double x : ref::sinusoidal_frequencies<double>(s)) f.push_back(static_cast<float>(x));
+    const std::size_t d = static_cast<std::size_t>(s.d_model), half = d / 2;
+    const bool inter = s.layout == SinusoidalLayout::interleaved;
+    for (std::size_t r = 0; r < p.size(); ++r)
+      for (std::size_t i = 0; i < half; ++i) {
+        const float a = static_cast<float>(p[r]) * f[i];
+        out[r * d + (inter ? 2 * i : i)] = round_to(dt, std::sin(a));
+        out[r * d + (inter ? 2 * i + 1 : half + i)] = round_to(dt, std::cos(a));
+      }
+  }
+  long calls_ = 0;
+};
+
 /// A causal mask off by one: token i also sees token i + 1.
 struct AttentionMaskOffByOne : Forwarding {
   using Forwarding::run;
@@ -125,6 +184,18 @@ struct AttentionFp16Positions : Forwarding {
 
 std::vector<Mutant> relational_mutants() {
   return {
+      {"RoPE kernel switched after 1,000 calls",
+       "a kernel chosen after warm-up (an autotuner's or a JIT's pick; torch.backends.cudnn.benchmark's algorithm "
+       "search, Triton's autotune) that rounds otherwise: the same input no longer gives the same bits",
+       "rope.call_sequence", make_mutant<RopeSwitchesAfterWarmUp>},
+      {"sinusoidal table kernel switched after 1,000 calls",
+       "a table kernel chosen after warm-up (an autotuner's or a JIT's pick) that forms its angles in fp32 where the "
+       "first formed them in double: the same call gives other bits",
+       "sinusoidal.call_sequence", make_mutant<SinusoidalSwitchesAfterWarmUp>},
+      {"attention kernel switched after 1,000 calls",
+       "a reduction order chosen after warm-up (split-K picked by an autotuner, a JIT's recompilation): the same "
+       "input no longer gives the same bits",
+       "attention.call_sequence", make_mutant<AttentionSwitchesAfterWarmUp>},
       {"RoPE positions read as unsigned 32-bit", "position ids in an unsigned type: negative offsets wrap",
        "rope.inverse", make_mutant<RopeUnsignedPositions>},
       {"RoPE cache clamped at 8192 positions", "a cos/sin cache sized for the training context, read with a clamp",

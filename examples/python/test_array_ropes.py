@@ -12,7 +12,7 @@ HF_DEFAULT = {"rope_theta": 10000.0}  # half_split, HF's rotate_half
 def test_numpy_rope_holds_everything():
     report = pecheck.check(array_ropes.numpy_rope, "rope", HF_DEFAULT, cases=60)
     assert report.ok, report.summary()
-    assert sum(r.verdict == "pass" for r in report.results) == 3 * 8  # 8 pinnable properties x 3 dtypes
+    assert sum(r.verdict == "pass" for r in report.results) == 3 * 9  # 9 pinnable properties x 3 dtypes
 
 
 def test_numpy_fp32_angles_meet_only_their_contract():

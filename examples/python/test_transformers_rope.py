@@ -54,7 +54,7 @@ def test_yarn_takes_l0_where_this_transformers_does():
 def test_dynamic_is_checked_opaque():
     report = pecheck.check(hf_rope.dynamic(), "rope", None, framework="torch", dtypes="f32", cases=CASES)
     assert {r.property for r in report.results if r.verdict != "skip"} == {
-        "rope.relative", "rope.offset_invariance", "rope.stateless"}
+        "rope.relative", "rope.offset_invariance", "rope.stateless", "rope.call_sequence"}
 
 
 @pytest.mark.skipif(not hf_rope.V5, reason="transformers 4.49 has no proportional rope_type")
