@@ -1,9 +1,13 @@
 // The floors each kernel is held against: the same bytes moved by the cheapest code that moves
 // them (an in-place read-modify-write pass, a memset) and measured single-core FMA peaks (256-bit
 // for the AVX2 kernels, 512-bit for the AVX-512 ones).
-// Built for the baseline ISA (SSE2): one core's memory bandwidth is bounded by outstanding cache
-// misses, not by vector width, so a 16-byte loop already reaches it.
+// This file is built for the baseline ISA (SSE2): its read-modify-write passes are the scalar
+// backend's floors. The vector kernels' are the same passes at their own width (rmw_kernel.hpp):
+// one core's bandwidth on an in-place pass grows with the width on some cores (an Intel Xeon,
+// family 6 model 207: 19, 23 and 28 GB/s at 16, 32 and 64 bytes), so a 16-byte floor is beaten
+// there by the AVX2 and AVX-512 kernels, and every ratio against it would mislead.
 #include <benchmark/benchmark.h>
+#include <xmmintrin.h>
 
 #include <cstdint>
 #include <cstring>
@@ -12,55 +16,99 @@
 #include "bench/avx2_gate.hpp"
 #include "bench/bench_data.hpp"
 #include "bench/fma_kernel.hpp"
+#include "bench/rmw_kernel.hpp"
 
 namespace pecheck::bench {
 namespace {
+
+/// x read back from a volatile: a value the compiler cannot fold, so the pass really multiplies.
+/// Not benchmark::DoNotOptimize(x): on a float, Google Benchmark 1.7's "+m,r" constraint let
+/// g++ 12 hand the loop a garbage value (0 or 2e-19 seen here instead of -1): repeated passes then
+/// drove every entry through the subnormals, and an Intel core's microcode assists made the f32
+/// floor 10 to 30 times slower than the kernels it was to bound (0.76 GB/s against 27).
+template <class T>
+T run_time(T x) {
+  volatile T v = x;
+  return v;
+}
 
 // A constant inner trip count: GCC's -O2 cost model ("very cheap") vectorizes a loop only when
 // no scalar epilogue is needed, i.e. its trip count is a known multiple of the vector width.
 constexpr std::size_t kBlock = 64;
 
-void scale_in_place(float* x, std::size_t n, float c) {
+// Not specialised (noipa), as the vector widths' are not (rmw_kernel.cpp): cloned for the row's constant
+// length, g++ 12 warns of an overflow it imagines in the tail loop.
+[[gnu::noipa]] void scale_in_place(float* x, std::size_t n, float c, const float* next) {
   std::size_t i = 0;
-  for (; i + kBlock <= n; i += kBlock)
+  for (; i + kBlock <= n; i += kBlock) {
+    if (next)
+      for (std::size_t j = 0; j < kBlock; j += 16)
+        _mm_prefetch(reinterpret_cast<const char*>(next + i + j), _MM_HINT_T1);
     for (std::size_t j = 0; j < kBlock; ++j) x[i + j] *= c;
+  }
   for (; i < n; ++i) x[i] *= c;
 }
 
-void xor_in_place(std::uint16_t* x, std::size_t n, std::uint16_t mask) {
+[[gnu::noipa]] void flip_bf16_signs(unsigned short* x, std::size_t n, const unsigned short* next) {
   std::size_t i = 0;
-  for (; i + kBlock <= n; i += kBlock)
-    for (std::size_t j = 0; j < kBlock; ++j) x[i + j] = static_cast<std::uint16_t>(x[i + j] ^ mask);
-  for (; i < n; ++i) x[i] = static_cast<std::uint16_t>(x[i] ^ mask);
+  for (; i + kBlock <= n; i += kBlock) {
+    if (next)
+      for (std::size_t j = 0; j < kBlock; j += 32)
+        _mm_prefetch(reinterpret_cast<const char*>(next + i + j), _MM_HINT_T1);
+    for (std::size_t j = 0; j < kBlock; ++j) x[i + j] = static_cast<unsigned short>(x[i + j] ^ 0x8000u);
+  }
+  for (; i < n; ++i) x[i] = static_cast<unsigned short>(x[i] ^ 0x8000u);
 }
 
+/// One read-modify-write floor: `row(x, n, next)` over Q and K token by token, Q's row then K's,
+/// as the kernels walk them (two streams at once: on the Xeon above, one array after the other
+/// was slower than the kernels), each row asking the next token's same row into L2 as it goes,
+/// as the fp32 kernels do (impl/avx2/rope_kernel.cpp, kStreamPrefetch).
+template <class T, class Row>
+void rmw_floor(benchmark::State& state, std::vector<T> q, std::vector<T> k, Row row) {
+  constexpr std::size_t width = static_cast<std::size_t>(kRopeHeads) * kRopeHeadDim;
+  for (auto _ : state) {
+    for (std::size_t t = 0; t < kRopeTokens; ++t) {
+      const bool last = t + 1 == kRopeTokens;
+      row(q.data() + t * width, width, last ? nullptr : q.data() + (t + 1) * width);
+      row(k.data() + t * width, width, last ? nullptr : k.data() + (t + 1) * width);
+    }
+    benchmark::DoNotOptimize(q.data());
+    benchmark::DoNotOptimize(k.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * rope_bytes(sizeof(T)));
+}
+
+/// f32: x *= -1 (|c| = 1: repeated passes neither overflow nor reach subnormals), at the baseline
+/// width (the scalar backend's floor) or a kernel's (I).
 void rmw_f32(benchmark::State& state) {
-  std::vector<float> q = uniform_floats(kRopeElements, 1), k = uniform_floats(kRopeElements, 2);
-  float c = -1.0f;              // |c| = 1: repeated passes neither overflow nor reach subnormals
-  benchmark::DoNotOptimize(c);  // a run-time value: the compiler must really multiply
-  for (auto _ : state) {
-    scale_in_place(q.data(), q.size(), c);
-    scale_in_place(k.data(), k.size(), c);
-    benchmark::DoNotOptimize(q.data());
-    benchmark::DoNotOptimize(k.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * rope_bytes(sizeof(float)));
+  const float c = run_time(-1.0f);
+  rmw_floor(state, uniform_floats(kRopeElements, 1), uniform_floats(kRopeElements, 2),
+            [c](float* x, std::size_t n, const float* next) { scale_in_place(x, n, c, next); });
+}
+template <Isa I>
+void rmw_f32_wide(benchmark::State& state) {
+  if (!ready<I>(state)) return;
+  const float c = run_time(-1.0f);
+  const auto pass = I == Isa::avx2 ? scale_in_place_avx2 : scale_in_place_avx512;
+  rmw_floor(state, uniform_floats(kRopeElements, 1), uniform_floats(kRopeElements, 2),
+            [c, pass](float* x, std::size_t n, const float* next) { pass(x, static_cast<long long>(n), c, next); });
 }
 
+/// bf16: each value's sign flipped, a pure memory pass over bf16 bit patterns.
 void rmw_bf16(benchmark::State& state) {
-  std::vector<std::uint16_t> q = bf16_storage<std::uint16_t>(kRopeElements, 1),
-                             k = bf16_storage<std::uint16_t>(kRopeElements, 2);
-  std::uint16_t mask = 0x8000;  // the sign bit: a pure memory pass over bf16 values
-  benchmark::DoNotOptimize(mask);
-  for (auto _ : state) {
-    xor_in_place(q.data(), q.size(), mask);
-    xor_in_place(k.data(), k.size(), mask);
-    benchmark::DoNotOptimize(q.data());
-    benchmark::DoNotOptimize(k.data());
-    benchmark::ClobberMemory();
-  }
-  state.SetBytesProcessed(state.iterations() * rope_bytes(sizeof(std::uint16_t)));
+  rmw_floor(state, bf16_storage<unsigned short>(kRopeElements, 1), bf16_storage<unsigned short>(kRopeElements, 2),
+            [](unsigned short* x, std::size_t n, const unsigned short* next) { flip_bf16_signs(x, n, next); });
+}
+template <Isa I>
+void rmw_bf16_wide(benchmark::State& state) {
+  if (!ready<I>(state)) return;
+  const auto pass = I == Isa::avx2 ? flip_bf16_signs_avx2 : flip_bf16_signs_avx512;
+  rmw_floor(state, bf16_storage<unsigned short>(kRopeElements, 1), bf16_storage<unsigned short>(kRopeElements, 2),
+            [pass](unsigned short* x, std::size_t n, const unsigned short* next) {
+              pass(x, static_cast<long long>(n), next);
+            });
 }
 
 void memset_floor(benchmark::State& state) {
@@ -93,6 +141,10 @@ void fma_peak512(benchmark::State& state) {
 
 BENCHMARK(rmw_f32)->Name("floor/rmw/f32")->Unit(benchmark::kMillisecond);
 BENCHMARK(rmw_bf16)->Name("floor/rmw/bf16")->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_f32_wide<Isa::avx2>)->Name("floor/rmw/f32/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_f32_wide<Isa::avx512>)->Name("floor/rmw/f32/avx512")->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_bf16_wide<Isa::avx2>)->Name("floor/rmw/bf16/avx2")->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_bf16_wide<Isa::avx512>)->Name("floor/rmw/bf16/avx512")->Unit(benchmark::kMillisecond);
 BENCHMARK(memset_floor)->Name("floor/memset")->Unit(benchmark::kMillisecond);
 BENCHMARK(fma_peak)->Name("floor/fma_peak/f32")->Unit(benchmark::kMicrosecond);
 BENCHMARK(fma_peak512)->Name("floor/fma_peak512/f32")->Unit(benchmark::kMicrosecond);

@@ -15,16 +15,26 @@ import re
 import statistics
 import sys
 
-# (benchmark, floor it is held against, scalar baseline), in the order the table prints them.
+# The read-modify-write passes over RoPE's bytes, at the baseline width and the kernels' own
+# (bench/rmw_kernel.hpp): a kernel is held against the fastest of them in the run, the cheapest
+# code that moved those bytes there.
+RMW_F32 = ("floor/rmw/f32", "floor/rmw/f32/avx2", "floor/rmw/f32/avx512")
+RMW_BF16 = ("floor/rmw/bf16", "floor/rmw/bf16/avx2", "floor/rmw/bf16/avx512")
+# (benchmark, floor it is held against (or the floors whose fastest it is), scalar baseline), in
+# the order the table prints them.
 KNOWN = [
-    ("rope_inplace/f32/avx2", "floor/rmw/f32", "rope_inplace/f32/scalar"),
-    ("rope_inplace/f32/avx512", "floor/rmw/f32", "rope_inplace/f32/scalar"),
-    ("rope_inplace/f32/scalar", "floor/rmw/f32", None),
+    ("rope_inplace/f32/avx2", RMW_F32, "rope_inplace/f32/scalar"),
+    ("rope_inplace/f32/avx512", RMW_F32, "rope_inplace/f32/scalar"),
+    ("rope_inplace/f32/scalar", RMW_F32, None),
     ("floor/rmw/f32", None, None),
-    ("rope_inplace/bf16/avx2", "floor/rmw/bf16", "rope_inplace/bf16/scalar"),
-    ("rope_inplace/bf16/avx512", "floor/rmw/bf16", "rope_inplace/bf16/scalar"),
-    ("rope_inplace/bf16/scalar", "floor/rmw/bf16", None),
+    ("floor/rmw/f32/avx2", None, None),
+    ("floor/rmw/f32/avx512", None, None),
+    ("rope_inplace/bf16/avx2", RMW_BF16, "rope_inplace/bf16/scalar"),
+    ("rope_inplace/bf16/avx512", RMW_BF16, "rope_inplace/bf16/scalar"),
+    ("rope_inplace/bf16/scalar", RMW_BF16, None),
     ("floor/rmw/bf16", None, None),
+    ("floor/rmw/bf16/avx2", None, None),
+    ("floor/rmw/bf16/avx512", None, None),
     ("sinusoidal_table/f32/avx2", "floor/memset", "sinusoidal_table/f32/scalar"),
     ("sinusoidal_table/f32/avx512", "floor/memset", "sinusoidal_table/f32/scalar"),
     ("sinusoidal_table/f32/scalar", "floor/memset", None),
@@ -41,8 +51,8 @@ KNOWN = [
     ("rope_decode/bf16/avx512", "floor/copy/decode_bf16", None),
     ("floor/copy/decode_bf16", None, None),
 ]
-GROUP_ENDS = {"floor/rmw/f32", "floor/rmw/bf16", "floor/memset", "floor/fma_peak512/f32", "floor/copy/decode_f32",
-              "floor/copy/decode_bf16"}
+GROUP_ENDS = {"floor/rmw/f32/avx512", "floor/rmw/bf16/avx512", "floor/memset", "floor/fma_peak512/f32",
+              "floor/copy/decode_f32", "floor/copy/decode_bf16"}
 SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a name (UseRealTime, Iterations, MinTime, ...).
 SUFFIX = re.compile(r"(/(real_time|manual_time|iterations:\d+|min_time:[\d.]+|repeats:\d+|threads:\d+))+$")
@@ -111,19 +121,47 @@ def fmt_rate(r):
     return "-"
 
 
-def vs_floor(results, name, floor):
-    """Time ratio to a byte floor (same bytes counted, so also the inverse rate ratio), or the
-    fraction of the FMA peak reached by a FLOP/s benchmark."""
+# A kernel may not beat the floor it is held against by more than this: the floor moves the
+# same bytes by the cheapest code there is, so a kernel 10% faster says the floor was slowed on
+# this run (other load, a frequency drop, a transition penalty), and every ratio against it lies.
+BEATS_FLOOR = 0.10
+
+
+def gbs(r):
+    return f"{r.bytes_per_second / 1e9:.4g} GB/s" if r.bytes_per_second is not None else "? GB/s"
+
+
+def vs_floor(results, name, floor, refused):
+    """Time ratio to a byte floor (same bytes counted, so also the inverse rate ratio), with both
+    sides' GB/s, or the fraction of the FMA peak reached by a FLOP/s benchmark. A ratio whose
+    kernel beats its floor by more than BEATS_FLOOR is not printed: the reason is, and `refused`
+    gets it."""
     if floor is None:
         return ""
+    if isinstance(floor, tuple):  # the fastest of the candidates measured
+        timed = [c for c in floor if results.get(c) is not None and results[c].seconds is not None]
+        if not timed:
+            return "-"
+        floor = min(timed, key=lambda c: results[c].seconds)
     r, f = results.get(name), results.get(floor)
     if floor.startswith("floor/fma_peak"):
         if r is None or f is None or r.flops is None or f.flops is None:
             return "-"
-        return f"{r.flops / f.flops:.3g} of {floor}"
+        share = r.flops / f.flops
+        if share > 1 + BEATS_FLOOR:
+            refused.append(f"{name}: {r.flops / 1e9:.4g} GFLOP/s is {share:.3g}x its peak {floor} "
+                           f"({f.flops / 1e9:.4g} GFLOP/s): the peak was not reached on this run")
+            return f"refused: {share:.3g}x the peak (see below)"
+        return f"{share:.3g} of {floor}"
     if r is None or f is None or r.seconds is None or f.seconds is None:
         return "-"
-    return f"{r.seconds / f.seconds:.3g}x {floor}"
+    ratio = r.seconds / f.seconds
+    if ratio < 1 - BEATS_FLOOR:
+        refused.append(f"{name} ({gbs(r)}) beats {floor} ({gbs(f)}) by {1 - ratio:.0%}: the floor moves the same "
+                       f"bytes by the cheapest code, so it was slowed on this run; time it alone "
+                       f"(--benchmark_filter='^{floor}$') and compare")
+        return f"refused: {ratio:.3g}x {floor} (see below)"
+    return f"{ratio:.3g}x {floor} ({gbs(r)} vs {gbs(f)})"
 
 
 def vs_scalar(results, name, scalar):
@@ -146,7 +184,7 @@ def main(argv):
         return 2
 
     known = {name for name, _, _ in KNOWN}
-    rows, gap = [], False
+    rows, gap, refused = [], False, []
     for name, floor, scalar in KNOWN + [(n, None, None) for n in results if n not in known]:
         if name in results:
             if gap and rows:
@@ -155,7 +193,7 @@ def main(argv):
             rate = fmt_rate(r) if r.seconds is not None else "-"
             time = fmt_time(r.seconds) if r.seconds is not None else "-"
             note = f"skipped: {r.skipped}" if r.skipped else ""
-            rows.append((name, time, rate, vs_floor(results, name, floor), vs_scalar(results, name, scalar), note))
+            rows.append((name, time, rate, vs_floor(results, name, floor, refused), vs_scalar(results, name, scalar), note))
             gap = False
         gap = gap or name in GROUP_ENDS
 
@@ -182,7 +220,10 @@ def main(argv):
         print(line(row) if row else "")
     if not rows:
         print("(no benchmarks in the file)")
-    print("vs floor: time / floor time (both count the same bytes), or FLOP/s / peak FLOP/s;")
+    for why in refused:
+        print(f"refused: {why}")
+    print("vs floor: time / floor time (both count the same bytes; the kernel's GB/s vs the floor's), or")
+    print(f"FLOP/s / peak FLOP/s; a ratio below {1 - BEATS_FLOOR:.2g}x (or above {1 + BEATS_FLOOR:.2g} of a peak) is refused;")
     print('GB/s: 1e9 bytes/s (the console\'s G/s is 2^30); "-": not measured (skipped or filtered out)')
     return 0
 
