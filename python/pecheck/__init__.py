@@ -15,7 +15,7 @@ import json
 import math
 import os
 import sys
-from typing import Any, Callable, Iterable, Mapping, Optional, Union
+from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Union
 
 from ._contracts import CONTRACTS, ContractMiss, ContractVerdict, verdict_of
 from ._dtypes import DTYPES as _DTYPES
@@ -24,7 +24,7 @@ from ._report import Report, Result
 
 from ._version import __version__  # CMakeLists.txt's project(pecheck VERSION ...), via the installed metadata
 __all__ = ["check", "assert_holds", "Report", "Result", "ContractVerdict", "ContractMiss", "CONTRACTS", "Unsupported",
-           "OPERATIONS", "ATTENTION_FORMS", "DEFAULT_SEED"]
+           "OPERATIONS", "ATTENTION_FORMS", "DEFAULT_SEED", "Framework"]
 
 DEFAULT_SEED = 20261130
 
@@ -47,7 +47,9 @@ OPERATIONS = {
     "rope2d": "rope2d_apply",
     "mrope": "mrope_apply",
 }
-_FRAMEWORKS = ("numpy", "torch")
+# What fn receives and returns: NumPy arrays, torch tensors or JAX arrays.
+Framework = Literal["numpy", "torch", "jax"]
+_FRAMEWORKS = ("numpy", "torch", "jax")
 # The attention forms a function may declare (spec/attention_forms.hpp): what each sends it.
 ATTENTION_FORMS = {
     "grouped_query": "k and v with fewer heads than q (kv_heads dividing heads; GQA, MQA)",
@@ -103,7 +105,7 @@ def check(
     cases: int = 100,
     seed: Optional[int] = None,
     properties: str = "*",
-    framework: str = "numpy",
+    framework: Framework = "numpy",
     in_place: bool = False,
     isolate: bool = True,
     timeout: float = 300.0,
@@ -121,6 +123,9 @@ def check(
     convention: None (opaque: the convention-free properties only), a dict (the one convention fn
     implements: HF's words for RoPE, spec field names otherwise), or "spec" (fn honours every spec
     and receives it as `spec=`). seed: the run's seed (default: PECHECK_SEED, else DEFAULT_SEED).
+    framework: what fn receives and returns: "numpy" (bf16 values in float32 arrays), "torch" (tensors
+    of the dtype) or "jax" (jax Arrays of the dtype, jnp.bfloat16 included; positions int32, or int64
+    under jax_enable_x64; no in_place, and with isolate, nothing may have run JAX in this process).
     isolate: run each property x dtype in a forked child, so that a crash in fn is a result.
     max_position: the largest position fn takes (a table of max_position + 1 rows); drawn positions
     are drawn below half of it so that sums of two stay within it. Default: up to 2^24 - 1.
@@ -156,7 +161,9 @@ def check(
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
         raise ValueError(f"seed: {seed!r} must be an integer in [0, 2^64)")
     if framework not in _FRAMEWORKS:
-        raise ValueError(f"framework: '{framework}' is not numpy or torch")
+        raise ValueError(f"framework: '{framework}' is not numpy, torch or jax")
+    if framework == "jax":
+        _jax_ready(in_place, isolate)
     if not isinstance(properties, str) or not properties:
         raise ValueError("properties: a glob over property ids, e.g. 'rope.*'")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
@@ -226,6 +233,38 @@ def _forms(forms, full_op, fn):
         if f in names and f not in params and not takes_any:
             raise ValueError(f"forms: '{f}' is declared, so each call passes {f}=, but fn takes no '{f}' parameter")
     return sorted(set(names))
+
+
+def _jax_ready(in_place, isolate):
+    """framework="jax": JAX imports, fn returns its result (JAX arrays are immutable), and each
+    forked child can start its own XLA backend."""
+    if in_place:
+        raise ValueError("in_place: JAX arrays are immutable, so a framework='jax' function returns its result; "
+                         "it cannot change x in place")
+    try:
+        import jax  # noqa: F401
+        import ml_dtypes  # noqa: F401  (jax's own dependency: the bfloat16 of jnp arrays)
+    except ImportError as e:
+        raise ImportError(f"framework: 'jax' needs jax, which does not import here ({type(e).__name__}: {e})") from None
+    if isolate and _jax_backend_started():
+        # XLA's thread pools do not survive fork(): a child of a process whose backend runs
+        # deadlocks on its first computation (JAX warns "os.fork() was called ..."), and starting a
+        # fresh backend in the child aborts in absl's mutex. Measured with jax 0.10.2, docs/python.md.
+        raise ValueError("isolate: JAX has already computed in this process, and a forked child of it deadlocks "
+                         "(XLA's threads do not survive fork()): call check before JAX runs here, or pass "
+                         "isolate=False")
+
+
+def _jax_backend_started():
+    """Whether this process has started a JAX backend (made an array, listed devices). JAX has no
+    public question for it; where its private one is gone, the answer is no (a child that then
+    deadlocks is reported as hung after timeout)."""
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge.backends_are_initialized())
+    except (ImportError, AttributeError):
+        return False
 
 
 def _device(device, framework):

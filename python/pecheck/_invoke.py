@@ -38,10 +38,10 @@ def to_storage(a, dtype):
 
 
 class Invoker:
-    """Calls fn, once per call of any operation (its name comes with each call). framework: "numpy"
-    or "torch"; in_place: fn modifies its input (x) and returns None; a spec, when the call brings
-    one (convention="spec"), is passed as a dict. form: a RoPE cos/sin form (pecheck.cos_sin), which
-    makes fn's call from the rope call's x and positions."""
+    """Calls fn, once per call of any operation (its name comes with each call). framework: "numpy",
+    "torch" or "jax"; in_place: fn modifies its input (x) and returns None; a spec, when the call
+    brings one (convention="spec"), is passed as a dict. form: a RoPE cos/sin form (pecheck.cos_sin),
+    which makes fn's call from the rope call's x and positions."""
 
     def __init__(self, fn, framework, in_place, form=None, device="cpu"):
         self.fn, self.framework, self.in_place, self.form, self.device = fn, framework, in_place, form, device
@@ -57,16 +57,45 @@ class Invoker:
 
             self.torch = torch
             self.torch_dtypes = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+        elif framework == "jax":
+            # Imported only: nothing here starts JAX's backend, which a forked child could not use
+            # (pecheck.check refuses to fork once it runs). Each child starts its own on first use.
+            import jax
+            import jax.numpy as jnp
+            import ml_dtypes  # a dependency of jax: its bfloat16 is the one jnp arrays hold
 
-    def _to_framework(self, a, dtype):
+            self.jax, self.jnp = jax, jnp
+            self.jax_dtypes = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
+            self.host_dtypes = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
+
+    def _to_framework(self, a, dtype, name=""):
         if a.dtype == np.int64:
+            if self.framework == "jax":
+                return self._jax_integers(a, name)
             return self.torch.from_numpy(a).to(self.device) if self.framework == "torch" else a
         if self.framework == "torch":
             # torch.from_numpy shares the buffer; .to() converts (a copy only for bf16 and f16, or
             # to another device).
             return self.torch.from_numpy(a).to(self.device, self.torch_dtypes[dtype])
+        if self.framework == "jax":
+            # Converted on the host (ml_dtypes; exact, pecheck's values being the dtype's), then
+            # handed to JAX as they are: no XLA computation touches them first.
+            return self.jnp.asarray(a.astype(self.host_dtypes[dtype]))
         # NumPy has no bfloat16: bf16 values travel in float32 arrays (exactly representable).
         return a.astype(np.float16) if dtype == "f16" else a
+
+    def _jax_integers(self, a, name):
+        """Positions as JAX holds integers: int64 under jax_enable_x64, int32 (JAX's default) else.
+        pecheck draws positions within +-(2^24 - 1) (harness/tolerance.hpp's kMaxPosition), far inside
+        int32, so nothing is lost; checked anyway, so that a position int32 cannot hold is never wrapped."""
+        target = self.jax.dtypes.canonicalize_dtype(np.int64)  # int32 unless x64 is on (config or context)
+        if target != np.int64 and a.size:
+            info = np.iinfo(target)
+            low, high = int(a.min()), int(a.max())
+            if low < info.min or high > info.max:
+                raise ValueError(f"{name or 'an integer input'} reaches {low if low < info.min else high}, past "
+                                 f"{target}, which JAX's integers are with jax_enable_x64 off (turn it on)")
+        return self.jnp.asarray(a.astype(target))
 
     def _from_framework(self, out, what):
         if self.framework == "torch":
@@ -75,6 +104,14 @@ class Invoker:
             if not out.is_floating_point():
                 raise TypeError(f"{what} has dtype {out.dtype}, not a floating dtype")
             return out.detach().to("cpu", self.torch.float32).numpy()
+        if self.framework == "jax":
+            if not isinstance(out, self.jax.Array):
+                raise TypeError(f"{what} is a {type(out).__name__}, not a jax.Array")
+            if not self.jnp.issubdtype(out.dtype, self.jnp.floating):
+                raise TypeError(f"{what} has dtype {out.dtype}, not a floating dtype")
+            # To float32 on the host (ml_dtypes for bf16): exact, and no XLA computation between
+            # fn's result and what is judged.
+            return np.asarray(out).astype(np.float32)
         if not isinstance(out, np.ndarray):
             raise TypeError(f"{what} is a {type(out).__name__}, not a numpy.ndarray")
         if out.dtype.kind != "f":
@@ -116,7 +153,7 @@ class Invoker:
                     + ("; ".join(what) or "its positional-only parameters cannot be passed by name"))
 
     def __call__(self, op, dtype, inputs, sizes, spec, out_shape):
-        args = {k: self._to_framework(v, dtype) for k, v in inputs.items()}
+        args = {k: self._to_framework(v, dtype, k) for k, v in inputs.items()}
         kwargs = dict(sizes)
         if spec is not None:
             kwargs["spec"] = spec
@@ -154,19 +191,28 @@ class _FormIO:
         if self.invoker.framework == "torch":
             torch = self.invoker.torch
             return torch.from_numpy(np.ascontiguousarray(a)).to(self.invoker.device, self.invoker.torch_dtypes[self.dtype])
+        if self.invoker.framework == "jax":  # float64 rounded once to the dtype on the host, as torch's .to() does
+            return self.invoker.jnp.asarray(np.asarray(a, dtype=np.float64).astype(self.invoker.host_dtypes[self.dtype]))
         stored = to_storage(np.asarray(a, dtype=np.float64), self.dtype)
         return stored.astype(np.float16) if self.dtype == "f16" else stored
 
     def copy(self, t):
+        if self.invoker.framework == "jax":  # immutable: a second array of the same values
+            return self.invoker.jnp.array(t, copy=True)
         return t.clone() if self.invoker.framework == "torch" else np.array(t, copy=True)
 
     def numpy(self, t):
         if self.invoker.framework == "torch":
             t = t.detach().cpu()
             return (t if not t.is_floating_point() else t.to(self.invoker.torch.float64)).numpy()
+        if self.invoker.framework == "jax":
+            a = np.asarray(t)  # bf16 as ml_dtypes' bfloat16, which NumPy's float64 takes exactly
+            return a.astype(np.float64) if self.invoker.jnp.issubdtype(a.dtype, self.invoker.jnp.floating) else a
         return np.asarray(t)
 
     def output(self, a):
         if self.invoker.framework == "torch":
             return self.invoker.torch.from_numpy(a).to(self.invoker.device)
+        if self.invoker.framework == "jax":  # float32 first, as the other frameworks' outputs are read back
+            return self.invoker.jnp.asarray(np.asarray(a, dtype=np.float32))
         return a
