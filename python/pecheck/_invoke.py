@@ -2,8 +2,9 @@
 call, and the output back to a float32 array of the expected shape, or an exception naming what
 was wrong with it (pecheck._core turns the exception into a failed case)."""
 
+import functools
 import inspect
-from typing import Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 
@@ -52,6 +53,11 @@ class Invoker:
             self.signature = None
         # (op, keywords of a call) -> why fn cannot take them ("" if it can): bound once each
         self._mismatch: Dict[Tuple[str, ...], str] = {}
+        # A parameter named dtype, which a keyword reaches, is told the dtype of each call (in the
+        # framework's own object); any other function is called exactly as before.
+        self.takes_dtype = self.signature is not None and any(
+            p.name == "dtype" and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+            for p in self.signature.parameters.values())
         if framework == "torch":
             import torch
 
@@ -67,6 +73,22 @@ class Invoker:
             self.jax, self.jnp = jax, jnp
             self.jax_dtypes = {"f32": jnp.float32, "bf16": jnp.bfloat16, "f16": jnp.float16}
             self.host_dtypes = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "f16": np.float16}
+
+    def dtype_object(self, dtype: str) -> Any:
+        """The call's dtype as fn's framework names it: torch.bfloat16, jnp.bfloat16, np.float16, and
+        for NumPy's bf16 (whose values travel in float32 arrays) ml_dtypes.bfloat16, or the string
+        "bfloat16" where ml_dtypes does not import."""
+        if self.framework == "torch":
+            return self.torch_dtypes[dtype]
+        if self.framework == "jax":
+            return self.jax_dtypes[dtype]
+        if dtype == "bf16":
+            try:
+                import ml_dtypes
+            except ImportError:
+                return "bfloat16"
+            return ml_dtypes.bfloat16
+        return {"f32": np.float32, "f16": np.float16}[dtype]
 
     def _to_framework(self, a, dtype, name=""):
         if a.dtype == np.int64:
@@ -114,7 +136,8 @@ class Invoker:
             return np.asarray(out).astype(np.float32)
         if not isinstance(out, np.ndarray):
             raise TypeError(f"{what} is a {type(out).__name__}, not a numpy.ndarray")
-        if out.dtype.kind != "f":
+        # ml_dtypes' bfloat16 (kind "V" to NumPy): what x.astype(dtype) makes of a bf16 call's values
+        if out.dtype.kind != "f" and out.dtype.name != "bfloat16":
             raise TypeError(f"{what} has dtype {out.dtype}, not a floating dtype")
         return out.astype(np.float32)
 
@@ -157,9 +180,13 @@ class Invoker:
         kwargs = dict(sizes)
         if spec is not None:
             kwargs["spec"] = spec
+        if self.takes_dtype:
+            kwargs["dtype"] = self.dtype_object(dtype)
         if self.form is not None:  # a cos/sin form: fn's own keywords, from the rope call's x and positions
-            self._check_call(op, dict.fromkeys(self.form.keywords()))
-            returned = self.form(self.fn, args["x"], args["positions"], _FormIO(self, dtype))
+            told = {"dtype": kwargs["dtype"]} if self.takes_dtype else {}
+            self._check_call(op, dict.fromkeys(self.form.keywords() + tuple(told)))
+            fn = functools.partial(self.fn, **told) if told else self.fn
+            returned = self.form(fn, args["x"], args["positions"], _FormIO(self, dtype))
         else:
             self._check_call(op, {**args, **kwargs})
             returned = self.fn(**args, **kwargs)
@@ -192,7 +219,8 @@ class _FormIO:
             torch = self.invoker.torch
             return torch.from_numpy(np.ascontiguousarray(a)).to(self.invoker.device, self.invoker.torch_dtypes[self.dtype])
         if self.invoker.framework == "jax":  # float64 rounded once to the dtype on the host, as torch's .to() does
-            return self.invoker.jnp.asarray(np.asarray(a, dtype=np.float64).astype(self.invoker.host_dtypes[self.dtype]))
+            host = np.asarray(a, dtype=np.float64).astype(self.invoker.host_dtypes[self.dtype])
+            return self.invoker.jnp.asarray(host)
         stored = to_storage(np.asarray(a, dtype=np.float64), self.dtype)
         return stored.astype(np.float16) if self.dtype == "f16" else stored
 
