@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "impl/angles.hpp"
 #include "impl/fp32_angle_rope.hpp"
-#include "reference/sinusoidal.hpp"
 #include "selftest/forwarding_encoder.hpp"
 #include "selftest/mutants.hpp"
 
@@ -126,9 +126,10 @@ struct SinusoidalSwitchesAfterWarmUp : Forwarding {
     const auto& [s, dt, p, out] = c;
     if (++calls_ <= kWarmUpCalls || s.padding_idx >= 0) return inner_->run(c);
     c.check();
-    std::vector<float> f;
-    for (double x : ref::sinusoidal_frequencies<double>(s)) f.push_back(static_cast<float>(x));
     const std::size_t d = static_cast<std::size_t>(s.d_model), half = d / 2;
+    std::vector<float> f;
+    for (std::size_t i = 0; i < half; ++i)
+      f.push_back(static_cast<float>(angles::frequency(static_cast<int>(i), s.frequency_width(), s.base).hi));
     const bool inter = s.layout == SinusoidalLayout::interleaved;
     for (std::size_t r = 0; r < p.size(); ++r)
       for (std::size_t i = 0; i < half; ++i) {
