@@ -36,6 +36,7 @@ struct VerifyOptions {
   std::string plugin;    ///< validate --plugin: replay commands name it
   std::string dump;      ///< validate --dump DIR
   bool per_rule = true;  ///< a counterexample per failing scaling rule (selftest turns it off)
+  bool ftz = false;      ///< --ftz: the encoder's platform flushes subnormals to zero (RunParams::ftz)
   /// validate: the accuracy contract agreement is judged by; empty: --dump judges exact, --plugin
   /// climbs the contract ladder (the strongest met, cli/contract_run.hpp)
   std::string contract;
@@ -81,6 +82,8 @@ VerifyRun start_run(const VerifyOptions& o, std::string_view command);
 using SkipRule = std::function<std::optional<std::string>(const Property&, DType)>;
 /// One property x dtype against a backend in a child process of its own (a crash is a result),
 /// its wall time in `seconds`.
+/// The run's parameters every property of it shares: seed, cases, per-rule counterexamples, --ftz.
+RunParams run_params(const VerifyRun& run, const VerifyOptions& o);
 PropertyResult run_timed(const Property& p, const Backend& b, DType dt, const RunParams& params,
                          const VerifyOptions& o);
 /// Every selected property x dtype against one backend, each in a child process, into run.

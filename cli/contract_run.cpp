@@ -36,7 +36,7 @@ RunParams ContractLadder::params(const Property& p, DType dt, RunParams base) co
 }
 
 void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun& run) {
-  const RunParams base{run.seed, run.cases, o.per_rule};
+  const RunParams base = run_params(run, o);
   for (auto& [key, value] : decided) {
     std::vector<JudgedLaw> laws;
     for (PropertyResult& r : run.results) {
@@ -80,7 +80,7 @@ ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>
       const ContractVerdict v = climb_contracts(
           agreement.op, dt, asked,
           [&](tol::RopeContract c) {
-            RunParams params{run.seed, run.cases, o.per_rule};
+            RunParams params = run_params(run, o);
             params.rope_contract = c;
             return run_timed(agreement, b, dt, params, o);
           },

@@ -22,6 +22,9 @@ void add_run_options(CLI::App* cmd, pecheck::cli::VerifyOptions& o, bool backend
   cmd->add_option("--timeout", o.timeout_s, "Seconds before a silent encoder is killed and reported as hung")
       ->capture_default_str();
   cmd->add_flag("--quiet", o.quiet, quiet_help);
+  cmd->add_flag("--ftz", o.ftz,
+                "The encoder's platform flushes subnormals to zero (XLA on CPU, fast-math CUDA): draw no input "
+                "below FLT_MIN; every law is judged as before");
 }
 
 }  // namespace

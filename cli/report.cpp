@@ -104,10 +104,10 @@ void print_table(const VerifyRun& run) {
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {
   if (!o.dump.empty()) return fmt::format("{} validate --dump {}", o.argv0, o.dump);
   if (!o.plugin.empty())
-    return fmt::format("{} validate --plugin {} --property {} --dtype {} --seed {} --cases {}", o.argv0, o.plugin,
-                       r.property, dtype_name(r.dtype), run.seed, run.cases);
-  return fmt::format("{} verify --backend {} --property {} --dtype {} --seed {} --cases {}", o.argv0, r.encoder,
-                     r.property, dtype_name(r.dtype), run.seed, run.cases);
+    return fmt::format("{} validate --plugin {} --property {} --dtype {} --seed {} --cases {}{}", o.argv0, o.plugin,
+                       r.property, dtype_name(r.dtype), run.seed, run.cases, o.ftz ? " --ftz" : "");
+  return fmt::format("{} verify --backend {} --property {} --dtype {} --seed {} --cases {}{}", o.argv0, r.encoder,
+                     r.property, dtype_name(r.dtype), run.seed, run.cases, o.ftz ? " --ftz" : "");
 }
 
 void print_failures(const VerifyRun& run, const VerifyOptions& o) {
@@ -166,8 +166,11 @@ void write_json_file(const std::string& path, const nlohmann::json& doc) {
 }
 
 void write_json(const VerifyRun& run, const VerifyOptions& o) {
-  nlohmann::json doc = {
-      {"seed", run.seed}, {"cases", run.cases}, {"elapsed_s", run.seconds}, {"results", results_json(run, o)}};
+  nlohmann::json doc = {{"seed", run.seed},
+                        {"cases", run.cases},
+                        {"elapsed_s", run.seconds},
+                        {"ftz", o.ftz},
+                        {"results", results_json(run, o)}};
   if (!run.extra_json.empty()) doc.update(nlohmann::json::parse(run.extra_json));
   write_json_file(o.json, doc);
 }

@@ -120,13 +120,20 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
   return mine;
 }
 
+RunParams run_params(const VerifyRun& run, const VerifyOptions& o) {
+  RunParams params{run.seed, run.cases, o.per_rule};
+  params.ftz = o.ftz;
+  return params;
+}
+
 VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
   VerifyRun run;
   run.seed = o.seed ? *o.seed : std::random_device{}() * 0x100000001ull;
   run.cases = static_cast<int>(o.cases);
-  std::cout << fmt::format("pecheck {}: seed {}, {} cases per property x encoder x dtype{}\n", command, run.seed,
-                           run.cases,
-                           o.shard_count > 1 ? fmt::format(", shard {}/{}", o.shard_index, o.shard_count) : "");
+  std::cout << fmt::format(
+      "pecheck {}: seed {}, {} cases per property x encoder x dtype{}{}\n", command, run.seed, run.cases,
+      o.shard_count > 1 ? fmt::format(", shard {}/{}", o.shard_index, o.shard_count) : "",
+      o.ftz ? "; judged as flushing subnormals to zero (--ftz: no input below FLT_MIN is drawn)" : "");
   return run;
 }
 
@@ -141,7 +148,7 @@ PropertyResult run_timed(const Property& p, const Backend& b, DType dt, const Ru
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
                    const VerifyOptions& o, VerifyRun& run, const SkipRule& skip, const ContractLadder& ladder) {
   const Availability a = b.probe();
-  const RunParams params{run.seed, run.cases, o.per_rule};
+  const RunParams params = run_params(run, o);
   for (const Property* p : properties)
     for (DType dt : dtypes) {
       if (!p->applies(dt) || !next_unit_is_mine(o, run)) continue;

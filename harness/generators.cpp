@@ -1,6 +1,7 @@
 #include "harness/generators.hpp"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 #include "harness/tolerance.hpp"
@@ -20,8 +21,16 @@ rc::Gen<std::int64_t> top_position(std::int64_t top = tol::kMaxPosition) {
 }
 
 thread_local std::int64_t g_position_ceiling = tol::kMaxPosition;
+thread_local bool g_flush_subnormals = false;
+
+/// x, or a zero of its sign where a flush-to-zero platform would read one.
+float flushed(float x) { return g_flush_subnormals && std::fabs(x) < FLT_MIN ? std::copysign(0.0f, x) : x; }
 
 }  // namespace
+
+FlushSubnormals::FlushSubnormals() : saved_(g_flush_subnormals) { g_flush_subnormals = true; }
+FlushSubnormals::~FlushSubnormals() { g_flush_subnormals = saved_; }
+bool flushing_subnormals() { return g_flush_subnormals; }
 
 PositionCeiling::PositionCeiling(std::int64_t max) : saved_(g_position_ceiling) {
   g_position_ceiling = std::clamp<std::int64_t>(max, 0, tol::kMaxPosition);
@@ -213,7 +222,7 @@ std::vector<float> values(std::uint32_t seed, std::uint32_t salt, std::size_t n,
   std::vector<float> v(n);
   bool nonzero = false;
   for (float& x : v) {
-    x = round_to(dt, (2 * r.unit() - 1) * scale);
+    x = flushed(round_to(dt, (2 * r.unit() - 1) * scale));
     nonzero |= x != 0;
   }
   if (!nonzero && n > 0) v[0] = round_to(dt, scale);
@@ -237,6 +246,7 @@ std::vector<float> edge_values(std::uint32_t seed, std::uint32_t salt, std::size
     const std::size_t at = (r.next() % (n / row)) * row;
     std::fill(v.begin() + static_cast<std::ptrdiff_t>(at), v.begin() + static_cast<std::ptrdiff_t>(at + row), 0.0f);
   }
+  for (float& x : v) x = flushed(x);
   if (std::none_of(v.begin(), v.end(), [](float x) { return x != 0; })) v[0] = round_to(dt, 0.5);
   return v;
 }

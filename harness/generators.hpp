@@ -38,6 +38,24 @@ class PositionCeiling {
   std::int64_t saved_;
 };
 
+/// A platform that flushes subnormals to zero (XLA on CPU, CUDA and Triton kernels built with
+/// fast math) stated as a convention: while a FlushSubnormals lives on this thread, values() and
+/// edge_values() draw no value below fp32's least normal (FLT_MIN): each becomes a zero of its
+/// sign, as such a platform reads it. Above FLT_MIN nothing changes, so f16's subnormals (normal
+/// in the fp32 such a platform computes in) are still drawn, and every law is judged as before.
+class FlushSubnormals {
+ public:
+  FlushSubnormals();
+  ~FlushSubnormals();
+  FlushSubnormals(const FlushSubnormals&) = delete;
+  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
+
+ private:
+  bool saved_;
+};
+/// Whether a FlushSubnormals lives on this thread.
+bool flushing_subnormals();
+
 /// A position p with p + headroom still below 2^24.
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
 /// A shift t != 0 that keeps every one of `shifted` within [0, 2^24 - 1] after adding it: the

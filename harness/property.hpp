@@ -77,6 +77,10 @@ struct RunParams {
   /// The accuracy contract rope.agrees_with_reference judges by (harness/tolerance.hpp): exact (2u,
   /// the catalogue's), or what dtype-trig or fp32-angles arithmetic guarantees.
   tol::RopeContract rope_contract = tol::RopeContract::exact;
+  /// The encoder's platform flushes subnormals to zero, stated as a convention: its cases draw no
+  /// input below FLT_MIN (gen::FlushSubnormals), so none is judged by what such a platform cannot
+  /// hold; every law and bound is otherwise the same. Off, a flushing encoder fails.
+  bool ftz = false;
   /// The run's memory (RunMemory): set by run_property for the checks it runs; null outside one.
   std::shared_ptr<RunMemory> memory;
 };

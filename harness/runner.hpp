@@ -130,6 +130,8 @@ Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
     // Generators are built and run within the ceiling's scope (it lowers gen::position()).
     std::optional<gen::PositionCeiling> ceiling;
     if (rp.max_position > 0) ceiling.emplace(rp.max_position);
+    std::optional<gen::FlushSubnormals> flush;  // and the data drawn, for a stated flush-to-zero platform
+    if (rp.ftz) flush.emplace();
     if (!rp.pins || !rp.pins->pins(p.op)) return run_property(p, erased<Case>(gen_fn(dt)), any_check, e, dt, rp);
     if constexpr (requires(Case c) { rp.pins->apply(c.spec); }) {
       if (!pinned_skip(p, *rp.pins)) {

@@ -1,5 +1,7 @@
 #include "properties/registry.hpp"
 
+#include <stdexcept>
+
 #include "properties/catalogue.hpp"
 
 namespace pecheck {
@@ -65,6 +67,13 @@ const std::vector<Property>& property_registry() {
       props::attention_inf_parity(),
   };
   return registry;
+}
+
+const Property& registered_property(const std::string& id) {
+  for (const auto* all : {&property_registry(), &opt_in_registry()})
+    for (const Property& p : *all)
+      if (p.id == id) return p;
+  throw std::invalid_argument("no property " + id);
 }
 
 }  // namespace pecheck

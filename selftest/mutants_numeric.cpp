@@ -1,4 +1,5 @@
 // Mutants of numerical technique: how angles, frequencies, pairings and softmax are computed.
+#include <cfloat>
 #include <cmath>
 #include <utility>
 
@@ -45,6 +46,23 @@ struct RopeNoRangeReduction : Forwarding {
 
 /// ggml's incremental frequencies: theta_i = theta_{i-1} * theta_scale in fp32, so the error of
 /// the last frequencies grows with i (and is multiplied by the position).
+/// RoPE on a platform that flushes subnormals to zero (DAZ and FTZ: XLA on CPU, fast-math CUDA):
+/// a subnormal input is read as a zero of its sign and a subnormal output written as one. Right
+/// when the run states it (RunParams::ftz), a fault when it does not.
+struct RopeFlushesSubnormals : Forwarding {
+  using Forwarding::run;
+  RopeFlushesSubnormals() : Forwarding("mutant-rope-flushes-subnormals") {}
+  static void flush(std::span<float> x) {
+    for (float& v : x)
+      if (std::fabs(v) < FLT_MIN) v = std::copysign(0.0f, v);
+  }
+  void run(const RopeApply& c) override {
+    flush(c.x);
+    inner_->run(c);
+    flush(c.x);
+  }
+};
+
 struct RopeIncrementalTheta : Forwarding {
   using Forwarding::run;
   RopeIncrementalTheta() : Forwarding("mutant-rope-incremental-theta") {}
@@ -151,6 +169,10 @@ std::vector<Mutant> numeric_mutants() {
        "rope.agrees_with_reference", make_mutant<RopeNoRangeReduction>},
       {"RoPE frequencies by repeated multiplication in fp32", "ggml's incremental theta *= theta_scale",
        "rope.agrees_with_reference", make_mutant<RopeIncrementalTheta>},
+      {"RoPE flushing subnormals to zero, not stated",
+       "a kernel run where subnormals are flushed (XLA on CPU: jnp.asarray(x) * 1.0 turns 7e-39 into 0; CUDA and "
+       "Triton built with fast math), checked as if they were kept",
+       "rope.orthogonal", make_mutant<RopeFlushesSubnormals>},
       {"RoPE pairing hard-coded to half-split", "NeoX pairing used for an interleaved (GPT-J) model",
        "rope.layout_conjugacy", make_mutant<RopeAlwaysHalfSplit>},
       {"RoPE positions off by one", "1-based position ids, or an off-by-one under left padding", "rope.inverse",

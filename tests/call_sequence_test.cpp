@@ -14,11 +14,7 @@
 namespace pecheck {
 namespace {
 
-const Property& property(const std::string& id) {
-  for (const Property& p : property_registry())
-    if (p.id == id) return p;
-  throw std::invalid_argument("no property " + id);
-}
+const Property& property(const std::string& id) { return registered_property(id); }
 
 /// The scalar backend until call N; from call N + 1 on, every RoPE and table position is one step
 /// nearer 0 and every attention scale a part in a thousand off (a stale table, a cache that wrapped); it

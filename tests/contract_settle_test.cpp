@@ -17,11 +17,7 @@ namespace {
 
 using C = tol::RopeContract;
 
-const Property& property(const std::string& id) {
-  for (const Property& p : property_registry())
-    if (p.id == id) return p;
-  throw std::logic_error("no property " + id);
-}
+const Property& property(const std::string& id) { return registered_property(id); }
 
 PropertyResult result(const std::string& id, Verdict v, const std::string& message = "") {
   PropertyResult r;

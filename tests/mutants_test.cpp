@@ -15,11 +15,7 @@
 namespace pecheck {
 namespace {
 
-const Property& property(const std::string& id) {
-  for (const Property& p : property_registry())
-    if (p.id == id) return p;
-  throw std::invalid_argument("no property " + id);
-}
+const Property& property(const std::string& id) { return registered_property(id); }
 
 class MutantTest : public ::testing::TestWithParam<std::size_t> {};
 

@@ -22,11 +22,7 @@ namespace {
 
 std::unique_ptr<Encoder> scalar_encoder() { return make_encoder("scalar"); }
 
-const Property& property(const std::string& id) {
-  for (const Property& p : property_registry())
-    if (p.id == id) return p;
-  throw std::logic_error("no property " + id);
-}
+const Property& property(const std::string& id) { return registered_property(id); }
 
 /// Forwards to the scalar backend and records every RoPE call's spec and positions.
 class Recording final : public HandledBy<Recording> {

@@ -21,11 +21,7 @@
 namespace pecheck {
 namespace {
 
-const Property& property(const std::string& id) {
-  for (const Property& p : property_registry())
-    if (p.id == id) return p;
-  throw std::logic_error("no property " + id);
-}
+const Property& property(const std::string& id) { return registered_property(id); }
 
 std::unique_ptr<Encoder> mutant(const std::string& name) {
   for (const auto& m : selftest::mutants())

@@ -55,11 +55,7 @@ class Fp32FairseqTable final : public Offering<SinusoidalTable> {
   bool bf16_angles_;
 };
 
-const Property& property(const std::string& id) {
-  for (const Property& p : property_registry())
-    if (p.id == id) return p;
-  throw std::logic_error("no " + id);
-}
+const Property& property(const std::string& id) { return registered_property(id); }
 const Property& agrees() { return property("sinusoidal.agrees_with_reference"); }
 
 /// Pinned to fairseq's convention (the drawn specs vary the layout and base otherwise); without

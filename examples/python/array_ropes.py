@@ -1,5 +1,6 @@
-"""RoPE written in NumPy and in JAX, as a user would write it for their own model: half-split
-pairs (HF's rotate_half), angles in float64, one rounding to the storage dtype at the end."""
+"""RoPE written in NumPy, as a user would write it for their own model: half-split pairs (HF's
+rotate_half), angles in float64, one rounding to the storage dtype at the end. (JAX goes through
+framework="jax": python/tests/test_jax.py.)"""
 import numpy as np
 
 
@@ -19,15 +20,3 @@ def numpy_rope_fp32_angles(x, positions, base=10000.0):
     """The same with everything in float32, as most framework code does it."""
     return numpy_rope(x, positions, base, work=np.float32)
 
-
-def jax_rope(x, positions, base=10000.0):
-    import jax.numpy as jnp
-
-    d = x.shape[-1]
-    inv_freq = base ** (-jnp.arange(0, d, 2, dtype=jnp.float64) / d)
-    angles = jnp.asarray(positions, dtype=jnp.float64)[:, None] * inv_freq[None, :]
-    cos = jnp.concatenate([jnp.cos(angles)] * 2, axis=-1)[:, None, :]
-    sin = jnp.concatenate([jnp.sin(angles)] * 2, axis=-1)[:, None, :]
-    x64 = jnp.asarray(x, dtype=jnp.float64)
-    rotated = jnp.concatenate([-x64[..., d // 2:], x64[..., : d // 2]], axis=-1)
-    return np.asarray(x64 * cos + rotated * sin).astype(x.dtype)

@@ -115,6 +115,7 @@ def check(
     cos_sin: Optional[str] = None,
     produces_cos_sin: Optional[str] = None,
     device: Optional[str] = None,
+    ftz: bool = False,
 ) -> Report:
     """Runs every property of `op` that applies to `fn` and returns a Report.
 
@@ -143,7 +144,11 @@ def check(
     call's dtype. produces_cos_sin: fn is a cos/sin producer, fn(x, positions)
     -> (cos, sin) in this layout, which pecheck applies exactly.
     device: with framework="torch", where fn's tensors live ("cpu" by default, "cuda", "cuda:1"); a
-    device this machine lacks skips every property, saying so (assert_holds skips the test)."""
+    device this machine lacks skips every property, saying so (assert_holds skips the test).
+    ftz: fn runs where subnormals are flushed to zero (XLA on CPU, CUDA or Triton built with fast
+    math), a platform convention: no input below FLT_MIN is drawn, every law is judged as before,
+    and the report says so (Report.ftz). Not stated, a function that flushes fails where a subnormal
+    input meets it (rope.orthogonal at position 0, agreement)."""
     if not callable(fn):
         raise ValueError(f"fn: not callable ({type(fn).__name__})")
     if op not in OPERATIONS and op not in OPERATIONS.values():
@@ -154,6 +159,8 @@ def check(
     dtypes = tuple(dict.fromkeys(dtype_name(d) for d in dtypes))
     if not dtypes:
         raise ValueError("dtypes: an empty sequence (name at least one of f32, bf16, f16)")
+    if not isinstance(ftz, bool):
+        raise ValueError(f"ftz: {ftz!r} must be True or False")
     if isinstance(cases, bool) or not isinstance(cases, int) or cases < 1:
         raise ValueError(f"cases: {cases!r} must be an integer >= 1")
     if seed is None:
@@ -195,14 +202,16 @@ def check(
     _checking = True
     try:
         raw = _core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed), properties,
-                        bool(isolate), float(timeout), int(max_position or 0), contract or "", form_names)
+                        bool(isolate), float(timeout), int(max_position or 0), contract or "", form_names,
+                        ftz)
     finally:
         _checking = False
 
     def replay(r, contract_used, top):
         return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r, form_names,
                        {"cos_sin": cos_sin, "produces_cos_sin": produces_cos_sin,
-                        "device": None if device == "cpu" else device})  # each stated only when set
+                        "device": None if device == "cpu" else device,
+                        "ftz": True if ftz else None})  # each stated only when set
 
     _raise_on_call_mismatch(name, raw["results"])
     results = [_result(r, replay) for r in raw["results"]]
@@ -211,7 +220,8 @@ def check(
     verdicts = {v["dtype"]: verdict_of(v, lambda m: replay({"property": m["property"], "dtype": v["dtype"]},
                                                             m["contract"], max_position))
                 for v in raw["contracts"]}
-    return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(results), contracts=verdicts)
+    return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(results), contracts=verdicts,
+                  ftz=ftz)
 
 
 def _forms(forms, full_op, fn):

@@ -68,6 +68,8 @@ class Report:
     # Per dtype, for the operations a contract governs (rope, mrope, sinusoidal) with a convention
     # stated: the strongest contract met and where each stricter one first failed (_contracts.py).
     contracts: Mapping[str, ContractVerdict] = field(default_factory=dict)
+    # check(ftz=True): judged as running where subnormals are flushed to zero (no input below FLT_MIN).
+    ftz: bool = False
 
     @property
     def ok(self) -> bool:
@@ -102,7 +104,8 @@ class Report:
         raise KeyError(f"no result for {property} / {dtype}")
 
     def summary(self) -> str:
-        rows = [f"pecheck: {self.function} as {self.op}, seed {self.seed}, {self.cases} cases per property"]
+        rows = [f"pecheck: {self.function} as {self.op}, seed {self.seed}, {self.cases} cases per property"
+                + ("; judged as flushing subnormals to zero (ftz=True)" if self.ftz else "")]
         if self.vacuous:
             first = next((r.message for r in self.results if r.message), "no property selected")
             rows.append(f"  nothing was judged: all {len(self.results)} checks were skipped (first: {first})")

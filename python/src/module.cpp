@@ -92,7 +92,7 @@ ForkHooks python_fork_hooks() {
 nb::object run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
                const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
                std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
-               const std::string& contract, const std::vector<std::string>& form_names) {
+               const std::string& contract, const std::vector<std::string>& form_names, bool ftz) {
   const Op op = op_named(op_text);
   const Mode mode = mode_named(mode_text);
   std::vector<DType> dtypes;
@@ -105,6 +105,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
   const std::optional<tol::RopeContract> asked =
       contract.empty() ? std::nullopt : std::optional(pecheck::contract_named(contract));
   RunParams params{.seed = seed, .cases = cases, .per_rule = true, .max_position = max_position};
+  params.ftz = ftz;
   params.rope_contract = asked.value_or(tol::RopeContract::exact);
   if (mode == Mode::pinned) {
     Json c;
@@ -252,13 +253,15 @@ nb::object catalogue() {
 
 NB_MODULE(_core, m) {
   m.doc() = "pecheck's catalogue against a Python callable (use pecheck.check)";
-  m.def("run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
-        nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
-        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"),
-        nb::sig("def run(invoke: object, name: str, op: str, mode: str, convention: str, dtypes: "
-                "collections.abc.Sequence[str], cases: int, seed: int, properties: str, isolate: bool, timeout_s: "
-                "float, max_position: int, contract: str, forms: collections.abc.Sequence[str]) -> dict[str, "
-                "typing.Any]"));
+  m.def(
+      "run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
+      nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
+      nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"),
+      nb::arg("ftz"),
+      nb::sig("def run(invoke: object, name: str, op: str, mode: str, convention: str, dtypes: "
+              "collections.abc.Sequence[str], cases: int, seed: int, properties: str, isolate: bool, timeout_s: "
+              "float, max_position: int, contract: str, forms: collections.abc.Sequence[str], ftz: bool) -> dict[str, "
+              "typing.Any]"));
   m.def("catalogue", &pecheck::python::catalogue, nb::sig("def catalogue() -> list[dict[str, typing.Any]]"));
   pecheck::python::bind_cos_sin(m);
   m.def("time_rope_calls", &pecheck::python::time_rope_calls, nb::arg("invoke"), nb::arg("dtype"), nb::arg("tokens"),

@@ -70,8 +70,8 @@ def test_a_correct_jax_rope_meets_fp32_angles(dtype):
     # subnormals are normal). Half of pecheck's tensors carry subnormals (harness/generators.hpp,
     # edge_values), so a correct f32 or bf16 RoPE fails exactly where its arithmetic cannot: at
     # position 0, R_0 = I keeps every value as it is in any float arithmetic, and a subnormal pair
-    # comes back 0, missing agreement by about 1/u and orthogonality's R_0 = I. Flush-to-zero as a
-    # convention is a separate item; nothing is loosened here, the failure is asserted to be that.
+    # comes back 0, missing agreement by about 1/u and orthogonality's R_0 = I. Unstated, that is a
+    # failure (the next test states the platform's flush-to-zero); here it is asserted to be that.
     assert {r.property for r in report.failures} == {"rope.agrees_with_reference", "rope.orthogonal"}
     assert verdict.met is None
     fp32, u = verdict.misses[-1], {"f32": 2.0**-24, "bf16": 2.0**-8}[dtype]
@@ -85,6 +85,17 @@ def test_a_correct_jax_rope_meets_fp32_angles(dtype):
     value = re.search(r"changed: (-?[0-9.e+-]+) -> -?0$", orthogonal.message)
     assert (pair and 0 < float(pair.group(1)) < 2**0.5 * tiny) or (value and 0 < abs(float(value.group(1))) < tiny), \
         orthogonal.message
+
+
+@pytest.mark.parametrize("dtype", ["f32", "bf16"])
+def test_stated_flush_to_zero_the_correct_jax_rope_meets_fp32_angles(dtype):
+    # ftz=True states the platform's convention: no input below FLT_MIN is drawn, every law is judged
+    # as before, and the correct RoPE reads as what it is (docs/python.md, "Flush-to-zero").
+    report = pecheck.check(jax_rope, "rope", HF, framework="jax", dtypes=dtype, cases=25, properties=LAWS, ftz=True)
+    assert report.ok, report.summary()
+    assert report.ftz and "judged as flushing subnormals to zero" in report.summary()
+    assert report.contracts[dtype].met == "fp32-angles", report.summary()
+    assert all(r.nontrivial_cases >= 20 for r in report.results), report.summary()
 
 
 def test_interleaved_pairs_checked_as_half_split_fail_agreement():

@@ -1,0 +1,91 @@
+// Flush-to-zero as a stated platform convention (RunParams::ftz, gen::FlushSubnormals): the data
+// drawn under it holds no value below FLT_MIN and is otherwise unchanged; a RoPE that flushes
+// subnormals fails where one meets it when the run does not state it, and passes every law when
+// it does; a wrong encoder still fails under it.
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+
+#include "harness/generators.hpp"
+#include "harness/property.hpp"
+#include "properties/registry.hpp"
+#include "selftest/mutants.hpp"
+#include "tests/test_seed.hpp"
+
+namespace pecheck {
+namespace {
+
+const Property& property(const std::string& id) { return registered_property(id); }
+
+std::unique_ptr<Encoder> mutant(const std::string& name) {
+  for (const selftest::Mutant& m : selftest::mutants())
+    if (m.make()->name() == name) return m.make();
+  throw std::invalid_argument("no mutant " + name);
+}
+
+bool subnormal(float x) { return x != 0 && std::fabs(x) < FLT_MIN; }
+
+TEST(FlushSubnormals, DrawsNoSubnormalAndChangesNothingElse) {
+  int flushed = 0;
+  for (std::uint32_t seed = 0; seed < 64; ++seed)
+    for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+      const auto kept = gen::edge_values(seed, 1, 512, dt, 64);
+      std::vector<float> under;
+      {
+        gen::FlushSubnormals scope;
+        EXPECT_TRUE(gen::flushing_subnormals());
+        under = gen::edge_values(seed, 1, 512, dt, 64);
+      }
+      EXPECT_FALSE(gen::flushing_subnormals());
+      for (std::size_t i = 0; i < kept.size(); ++i) {
+        EXPECT_FALSE(subnormal(under[i])) << under[i];
+        if (subnormal(kept[i])) {
+          EXPECT_EQ(under[i], 0.0f);
+          EXPECT_EQ(std::signbit(under[i]), std::signbit(kept[i]));
+          ++flushed;
+        } else {
+          EXPECT_EQ(under[i], kept[i]);
+        }
+      }
+      // f16's subnormals are normal in fp32, which a flushing platform computes in: kept.
+      if (dt == DType::f16) {
+        EXPECT_EQ(under, kept);
+      }
+    }
+  EXPECT_GT(flushed, 100) << "the drawn data must hold subnormals for the scope to matter";
+}
+
+class FlushingRope : public ::testing::TestWithParam<DType> {};
+
+TEST_P(FlushingRope, FailsUnstatedAndPassesEveryLawStated) {
+  const auto flushes = mutant("mutant-rope-flushes-subnormals");
+  RunParams unstated{testing::test_seed(), testing::test_cases()};
+  EXPECT_EQ(property("rope.orthogonal").run(*flushes, GetParam(), unstated).verdict, Verdict::fail);
+  EXPECT_EQ(property("rope.agrees_with_reference").run(*flushes, GetParam(), unstated).verdict, Verdict::fail);
+  RunParams stated = unstated;
+  stated.ftz = true;
+  for (const Property& p : property_registry()) {
+    if (p.op != Op::rope_apply || !p.applies(GetParam())) continue;
+    const PropertyResult r = p.run(*flushes, GetParam(), stated);
+    EXPECT_EQ(r.verdict, Verdict::pass) << p.id << ": " << r.message << " " << r.counterexample;
+    if (r.verdict == Verdict::pass) {
+      EXPECT_GE(r.nontrivial_cases, 90) << p.id;
+    }
+  }
+}
+
+TEST_P(FlushingRope, AWrongEncoderStillFailsStated) {
+  RunParams stated{testing::test_seed(), testing::test_cases()};
+  stated.ftz = true;
+  const auto wrong = mutant("mutant-rope-base-1000");
+  EXPECT_EQ(property("rope.agrees_with_reference").run(*wrong, GetParam(), stated).verdict, Verdict::fail);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FlushingRope, ::testing::Values(DType::f32, DType::bf16),
+                         [](const ::testing::TestParamInfo<DType>& info) {
+                           return std::string(dtype_name(info.param));
+                         });
+
+}  // namespace
+}  // namespace pecheck
