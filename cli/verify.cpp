@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/contract_run.hpp"
+#include "dumpcheck/convention_hint.hpp"
 #include "harness/encoders.hpp"
 #include "harness/isolation.hpp"
 #include "properties/registry.hpp"
@@ -123,6 +124,7 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
 RunParams run_params(const VerifyRun& run, const VerifyOptions& o) {
   RunParams params{run.seed, run.cases, o.per_rule};
   params.ftz = o.ftz;
+  params.explain_failure = dumpcheck::convention_hint;  // a failing agreement names what the output fits
   return params;
 }
 

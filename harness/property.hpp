@@ -62,6 +62,8 @@ struct RunMemory {
   std::size_t cursor = 0;     ///< which earlier call to repeat next (round-robin)
 };
 
+struct Property;
+
 struct RunParams {
   std::uint64_t seed = 0;  ///< the run's seed; each property x dtype derives its own from it
   int cases = 100;
@@ -83,6 +85,11 @@ struct RunParams {
   bool ftz = false;
   /// The run's memory (RunMemory): set by run_property for the checks it runs; null outside one.
   std::shared_ptr<RunMemory> memory;
+  /// After a failure, a clause on its likely cause, appended to the message ("its output fits RoPE
+  /// interleaved ..."); empty for nothing to add. The CLI and the Python package set it to
+  /// dumpcheck::convention_hint: the engine knows no family's conventions. Called where the
+  /// failure was found (the property's child under isolation); it may call the encoder.
+  std::function<std::string(const Property&, Encoder&, DType, const RunParams&)> explain_failure;
 };
 
 struct PropertyResult {

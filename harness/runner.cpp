@@ -283,6 +283,13 @@ PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, cons
     first.result.message +=
         fmt::format(" (under {}; {} more rule{} fail: see below)", first.failing_rule.substr(8),
                     first.result.other_rules.size(), first.result.other_rules.size() == 1 ? "" : "s");
+  if (first.result.verdict == Verdict::fail && params.explain_failure) {
+    try {
+      if (const std::string why = params.explain_failure(p, enc, dt, params); !why.empty())
+        first.result.message += "; " + why;
+    } catch (const std::exception&) {  // a hint that cannot be had leaves the failure as it is
+    }
+  }
   return first.result;
 }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "interface/encoder.hpp"
@@ -20,6 +21,10 @@ struct Mutant {
 
 /// The catalogue of mutants (selftest/mutants_absolute.cpp), the relational ones included.
 const std::vector<Mutant>& mutants();
+
+/// The catalogue's mutant whose encoder is named `encoder_name` ("mutant-rope-always-half-split");
+/// std::invalid_argument when there is none.
+std::unique_ptr<Encoder> make_mutant_named(std::string_view encoder_name);
 
 /// Mutants that only the relational properties (inverse, offset, NaN parity, determinism, the
 /// causal mask, translation) are there to catch (selftest/mutants_relational.cpp).

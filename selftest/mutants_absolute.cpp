@@ -1,5 +1,9 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "impl/fp32_angle_rope.hpp"
@@ -179,6 +183,12 @@ const std::vector<Mutant>& mutants() {
     return v;
   }();
   return with_relational;
+}
+
+std::unique_ptr<Encoder> make_mutant_named(std::string_view encoder_name) {
+  for (const Mutant& m : mutants())
+    if (auto e = m.make(); e->name() == encoder_name) return e;
+  throw std::invalid_argument(fmt::format("no mutant named {}", encoder_name));
 }
 
 }  // namespace pecheck::selftest

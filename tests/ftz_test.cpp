@@ -18,11 +18,7 @@ namespace {
 
 const Property& property(const std::string& id) { return registered_property(id); }
 
-std::unique_ptr<Encoder> mutant(const std::string& name) {
-  for (const selftest::Mutant& m : selftest::mutants())
-    if (m.make()->name() == name) return m.make();
-  throw std::invalid_argument("no mutant " + name);
-}
+std::unique_ptr<Encoder> mutant(const std::string& name) { return selftest::make_mutant_named(name); }
 
 bool subnormal(float x) { return x != 0 && std::fabs(x) < FLT_MIN; }
 

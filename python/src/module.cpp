@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cos_sin.hpp"
+#include "dumpcheck/convention_hint.hpp"
 #include "harness/contract_ladder.hpp"
 #include "harness/isolation.hpp"
 #include "harness/result_json.hpp"
@@ -106,6 +107,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
       contract.empty() ? std::nullopt : std::optional(pecheck::contract_named(contract));
   RunParams params{.seed = seed, .cases = cases, .per_rule = true, .max_position = max_position};
   params.ftz = ftz;
+  params.explain_failure = dumpcheck::convention_hint;  // a failing agreement names what fn's output fits
   params.rope_contract = asked.value_or(tol::RopeContract::exact);
   if (mode == Mode::pinned) {
     Json c;

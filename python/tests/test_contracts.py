@@ -54,6 +54,8 @@ def test_a_named_contract_is_the_only_one_judged():
     verdict = report.contracts["f32"]
     assert verdict.asked == "exact" and verdict.met is None and [m.contract for m in verdict.misses] == ["exact"]
     assert "meets no named contract (tried exact)" in report.summary()
+    # Its convention is the one stated, its arithmetic is not exact's: no convention is named.
+    assert "fits" not in report.result("rope.agrees_with_reference").message
 
 
 def test_a_wrong_convention_meets_no_contract(good_rope):
@@ -63,6 +65,10 @@ def test_a_wrong_convention_meets_no_contract(good_rope):
     assert report.contract("f32") is None
     assert [m.contract for m in report.contracts["f32"].misses] == list(pecheck.CONTRACTS)
     assert report.result("rope.agrees_with_reference").verdict == "fail"
+    # The failure names the convention fn does follow (dumpcheck/convention_hint.hpp).
+    message = report.result("rope.agrees_with_reference").message
+    assert "its output fits RoPE interleaved, rotary_dim 64 of 64, base 10000" in message, message
+    assert "(called as rope(layout=interleaved,d=64,rot=64,base=500000))" in message, message
 
 
 def test_an_opaque_encoder_has_no_contract_verdict(good_rope):

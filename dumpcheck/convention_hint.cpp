@@ -1,0 +1,155 @@
+#include "dumpcheck/convention_hint.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "dumpcheck/convention_fit.hpp"
+#include "harness/generators.hpp"
+#include "reference/rope_scaling.hpp"
+#include "reference/sinusoidal.hpp"
+
+namespace pecheck::dumpcheck {
+
+namespace {
+
+/// Two readings of one frequency or magnitude agree: a fitted base is snapped to 2 significant
+/// digits only within 3e-3 (convention_fit.hpp), and a wrong convention is off by far more (a
+/// base of 5e5 for 1e4 moves the slowest pair of 64 dims by a factor of 45).
+constexpr double kSameReading = 1e-2;
+constexpr int kHeads = 2;
+
+bool same_reading(double a, double b) {
+  return std::fabs(a - b) <= kSameReading * std::max(std::fabs(a), std::fabs(b));
+}
+
+/// What a dump of an arange holds: positions 0..40 (the fit needs 1 or 2), every power of two
+/// from 64 to 2^23 (slow pairs turn measurably only far out) and 2^24 - 1; none past `top` (a
+/// pinned encoder's largest position) when it is set.
+std::vector<std::int64_t> probe_positions(std::int64_t top) {
+  std::vector<std::int64_t> p;
+  for (std::int64_t i = 0; i <= 40; ++i) p.push_back(i);
+  for (int k = 6; k <= 23; ++k) p.push_back(std::int64_t{1} << k);
+  p.push_back((std::int64_t{1} << 24) - 1);
+  if (top > 0) std::erase_if(p, [top](std::int64_t q) { return q > top; });
+  return p;
+}
+
+/// The RoPE pairing and frequencies of `fit` are those of `called` (the rule may be named
+/// otherwise: NTK at base b turns every pair as no scaling at a larger base does).
+bool fits_called(const RopeSpec& fit, const RopeSpec& called) {
+  if (fit.layout != called.layout || fit.rotary_dim != called.rotary_dim) return false;
+  if (!same_reading(ref::rope_magnitude<double>(fit), ref::rope_magnitude<double>(called))) return false;
+  for (int p = 0; p < called.rotary_dim / 2; ++p)
+    if (!same_reading(ref::rope_inv_freq<double>(fit, p), ref::rope_inv_freq<double>(called, p))) return false;
+  return true;
+}
+
+bool fits_called(const SinusoidalSpec& fit, const SinusoidalSpec& called) {
+  if (fit.layout != called.layout) return false;
+  for (int i = 0; i < called.d_model / 2; ++i)
+    if (!same_reading(ref::frequency<double>(i, fit.frequency_width(), fit.base),
+                      ref::frequency<double>(i, called.frequency_width(), called.base)))
+      return false;
+  return true;
+}
+
+/// The clause for one probe: empty when the output fits `called`.
+std::string rope_probe(Encoder& e, DType dt, const RopeSpec& called, std::int64_t top) {
+  Dump d;
+  d.dir = "the failing encoder";
+  d.kind = Kind::rope;
+  d.dtype = dt;
+  d.heads = kHeads;
+  d.width = called.head_dim;
+  d.positions = probe_positions(top);
+  const std::size_t n = d.tokens() * static_cast<std::size_t>(kHeads * called.head_dim);
+  std::vector<float> x = gen::values(0x9e3779b9u, 0x68696e74u, n, dt);  // "hint"
+  d.x.assign(x.begin(), x.end());
+  e.run(RopeApply{called, dt, kHeads, d.positions, x});
+  d.y.assign(x.begin(), x.end());
+  if (!std::all_of(d.y.begin(), d.y.end(), [](double v) { return std::isfinite(v); })) return "";
+  try {
+    const RopeFit f = fit_rope(d);
+    if (fits_called(f.spec, called)) return "";
+    return fmt::format("its output fits {} (called as {})", f.text, called.describe());
+  } catch (const FitError& err) {
+    return fmt::format("no RoPE convention fits its output (called as {}: {})", called.describe(), err.what());
+  }
+}
+
+std::string sinusoid_probe(Encoder& e, DType dt, const SinusoidalSpec& called, std::int64_t top) {
+  Dump d;
+  d.dir = "the failing encoder";
+  d.kind = Kind::sinusoidal;
+  d.dtype = dt;
+  d.width = called.d_model;
+  d.positions = probe_positions(top);
+  std::erase_if(d.positions, [&](std::int64_t q) { return called.is_padding(q); });
+  std::vector<float> out(d.tokens() * static_cast<std::size_t>(called.d_model));
+  e.run(SinusoidalTable{called, dt, d.positions, out});
+  d.y.assign(out.begin(), out.end());
+  if (!std::all_of(d.y.begin(), d.y.end(), [](double v) { return std::isfinite(v); })) return "";
+  try {
+    const SinusoidalFit f = fit_sinusoidal(d);
+    if (fits_called(f.spec, called)) return "";
+    return fmt::format("its output fits {} (called as {})", f.text, called.describe());
+  } catch (const FitError& err) {
+    return fmt::format("no sinusoid fits its output (called as {}: {})", called.describe(), err.what());
+  }
+}
+
+/// The conventions an encoder is probed at: its pinned one, or three that differ in every field a
+/// kernel is known to ignore (layout, rotary_dim, base, the scaling rule).
+std::vector<RopeSpec> rope_probes(const RunParams& rp) {
+  if (rp.pins && rp.pins->pins(Op::rope_apply)) {
+    if (rp.pins->rope_length_per_call) return {};  // its frequencies follow each call's length
+    RopeSpec s{.head_dim = 64, .rotary_dim = 64};
+    rp.pins->apply(s);
+    if (s.scaling.kind == RopeScalingKind::longrope) return {};  // per-pair factors: never fitted
+    return {s};
+  }
+  return {RopeSpec{.head_dim = 64, .rotary_dim = 64, .base = 10000, .layout = RopeLayout::half_split},
+          RopeSpec{.head_dim = 64, .rotary_dim = 32, .base = 500000, .layout = RopeLayout::interleaved},
+          RopeSpec{.head_dim = 64,
+                   .rotary_dim = 64,
+                   .base = 10000,
+                   .layout = RopeLayout::half_split,
+                   .scaling = {.kind = RopeScalingKind::linear, .factor = 4}}};
+}
+
+std::vector<SinusoidalSpec> sinusoid_probes(const RunParams& rp) {
+  if (rp.pins && rp.pins->pins(Op::sinusoidal_table)) {
+    SinusoidalSpec s;
+    rp.pins->apply(s);
+    return {s};
+  }
+  return {SinusoidalSpec{.d_model = 64, .base = 10000, .layout = SinusoidalLayout::interleaved},
+          SinusoidalSpec{.d_model = 64, .base = 500000, .layout = SinusoidalLayout::concatenated}};
+}
+
+template <class Spec, class Probe>
+std::string first_mismatch(const std::vector<Spec>& probes, Probe&& probe) {
+  for (const Spec& s : probes) {
+    try {
+      if (std::string clause = probe(s); !clause.empty()) return clause;
+    } catch (const std::exception&) {  // declined or refused: this probe says nothing
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string convention_hint(const Property& p, Encoder& e, DType dt, const RunParams& rp) {
+  if (p.id == "rope.agrees_with_reference")
+    return first_mismatch(rope_probes(rp), [&](const RopeSpec& s) { return rope_probe(e, dt, s, rp.max_position); });
+  if (p.id == "sinusoidal.agrees_with_reference")
+    return first_mismatch(sinusoid_probes(rp),
+                          [&](const SinusoidalSpec& s) { return sinusoid_probe(e, dt, s, rp.max_position); });
+  return "";
+}
+
+}  // namespace pecheck::dumpcheck
