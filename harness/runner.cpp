@@ -191,6 +191,10 @@ void refuse_vacuous_pass(PropertyResult& out) {
 
 namespace {
 
+/// RapidCheck's largest size: its cases run through sizes 0 to this, and its generators choose
+/// from their whole range only from about half of it (at size 0, gen::element picks its first).
+constexpr int kMaxSize = 100;
+
 /// One RapidCheck pass of p over enc: cases whose tags include one of `excluded` are discarded
 /// (a rerun that looks for another rule's counterexample). Also gives the scaling rule of the
 /// last failing case, when it carried one ("scaling:<rule>" among its tags).
@@ -208,30 +212,42 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   out.dtype = dt;
   out.seed = derive_seed(params.seed, p, dt);
   MeasurementTracker tracker(p.direction);
-  // A case the encoder does not offer (Unsupported: a layout, a scaling rule, a size) is
-  // discarded and the others still run; an encoder that refuses the first kSticky cases is taken
-  // to refuse them all (a skip, as supports() would have said) without drawing a thousand more.
-  constexpr int kSticky = 10;
-  int unsupported = 0;
+  // A case the encoder does not offer (Unsupported: a layout, a scaling rule, a size) is drawn
+  // again, up to kRedraws times, at sizes from half the largest up: RapidCheck draws its first
+  // cases at small sizes, where each choice is its first (interleaved, no scaling), so an encoder
+  // that declines that one alone would otherwise decline every early case and lose a property
+  // that needs nothing it declines. A case still declined is discarded and the others run; after
+  // kSticky such cases with none measured, the encoder is taken to refuse them all (a skip, as
+  // supports() would have said) without drawing a thousand more.
+  constexpr int kSticky = 10, kRedraws = 8;
+  int unsupported = 0, declined_cases = 0;
   std::string unsupported_reason;
   const auto property = [&] {
-    if (unsupported >= kSticky && !tracker.seen()) RC_DISCARD(unsupported_reason);
-    const AnyCase c = *gen;
-    const std::vector<std::string> tags = c.tags();
-    for (const std::string& tag : tags)
-      if (excluded.contains(tag)) RC_DISCARD("a rule whose counterexample is already reported");
-    for (const std::string& tag : tags) RC_TAG(tag);
-    if (journal::active()) journal::note_case(c.describe());  // named if the encoder crashes on it
+    if (declined_cases >= kSticky && !tracker.seen()) RC_DISCARD(unsupported_reason);
+    AnyCase c = *gen;
     std::string failure;
-    try {
-      failure = tracker.record(check(enc, dt, c, params));
-    } catch (const Unsupported& e) {
-      ++unsupported;
-      unsupported_reason = e.what();
-      RC_DISCARD(unsupported_reason);
-    } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
-      failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
+    for (int redraw = 1;; ++redraw) {
+      for (const std::string& tag : c.tags())
+        if (excluded.contains(tag)) RC_DISCARD("a rule whose counterexample is already reported");
+      if (journal::active()) journal::note_case(c.describe());  // named if the encoder crashes on it
+      try {
+        failure = tracker.record(check(enc, dt, c, params));
+        break;
+      } catch (const Unsupported& e) {
+        ++unsupported;
+        unsupported_reason = e.what();
+        if (redraw > kRedraws) {
+          ++declined_cases;
+          RC_DISCARD(unsupported_reason);
+        }
+        c = *rc::gen::resize(kMaxSize / 2 + kMaxSize * redraw / (2 * kRedraws), gen);
+      } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
+        failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
+        break;
+      }
     }
+    const std::vector<std::string> tags = c.tags();
+    for (const std::string& tag : tags) RC_TAG(tag);
     if (!failure.empty()) {
       pass.failing_rule.clear();
       for (const std::string& tag : tags)
@@ -242,7 +258,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   rc::detail::TestParams tp;
   tp.seed = out.seed;
   tp.maxSuccess = params.cases;
-  tp.maxSize = 100;
+  tp.maxSize = kMaxSize;
   tp.maxDiscardRatio = 10;
   rc::detail::TestMetadata md;
   md.id = p.id + "/" + enc.name() + "/" + std::string(dtype_name(dt));
