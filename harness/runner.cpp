@@ -221,9 +221,16 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   // supports() would have said) without drawing a thousand more.
   constexpr int kSticky = 10, kRedraws = 8;
   int unsupported = 0, declined_cases = 0;
-  std::string unsupported_reason;
+  // Each reason given, and how often: the report names the commonest (a case may be declined for
+  // what every case needs, a decode step, or for what only some draw, a PE).
+  std::map<std::string, int> reasons;
+  const auto commonest = [&] {
+    return std::max_element(reasons.begin(), reasons.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
+  };
   const auto property = [&] {
-    if (declined_cases >= kSticky && !tracker.seen()) RC_DISCARD(unsupported_reason);
+    if (declined_cases >= kSticky && !tracker.seen()) RC_DISCARD(commonest());
     AnyCase c = *gen;
     std::string failure;
     for (int redraw = 1;; ++redraw) {
@@ -235,10 +242,10 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
         break;
       } catch (const Unsupported& e) {
         ++unsupported;
-        unsupported_reason = e.what();
+        ++reasons[e.what()];
         if (redraw > kRedraws) {
           ++declined_cases;
-          RC_DISCARD(unsupported_reason);
+          RC_DISCARD(e.what());
         }
         c = *rc::gen::resize(kMaxSize / 2 + kMaxSize * redraw / (2 * kRedraws), gen);
       } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
@@ -267,7 +274,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;  // not RC_PARAMS: our seed rules
   fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
                        tracker, out);
-  if (unsupported > 0) note_unsupported(out, tracker, unsupported, unsupported_reason);
+  if (unsupported > 0) note_unsupported(out, tracker, unsupported, commonest());
   refuse_vacuous_pass(out);
   return pass;
 }
