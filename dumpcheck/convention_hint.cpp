@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <vector>
 
 #include "dumpcheck/convention_fit.hpp"
@@ -56,6 +57,20 @@ bool fits_called(const SinusoidalSpec& fit, const SinusoidalSpec& called) {
   return true;
 }
 
+/// The clause for one probe's output in d: empty when it fits `called` (or is not finite: a NaN
+/// is agreement's own finding), else the convention it fits or that none of `family` does.
+template <class Spec, class Fit>
+std::string named_fit(const Dump& d, const Spec& called, Fit fit, std::string_view family) {
+  if (!std::all_of(d.y.begin(), d.y.end(), [](double v) { return std::isfinite(v); })) return "";
+  try {
+    const auto f = fit(d);
+    if (fits_called(f.spec, called)) return "";
+    return fmt::format("its output fits {} (called as {})", f.text, called.describe());
+  } catch (const FitError& err) {
+    return fmt::format("no {} fits its output (called as {}: {})", family, called.describe(), err.what());
+  }
+}
+
 /// The clause for one probe: empty when the output fits `called`.
 std::string rope_probe(Encoder& e, DType dt, const RopeSpec& called, std::int64_t top) {
   Dump d;
@@ -70,14 +85,7 @@ std::string rope_probe(Encoder& e, DType dt, const RopeSpec& called, std::int64_
   d.x.assign(x.begin(), x.end());
   e.run(RopeApply{called, dt, kHeads, d.positions, x});
   d.y.assign(x.begin(), x.end());
-  if (!std::all_of(d.y.begin(), d.y.end(), [](double v) { return std::isfinite(v); })) return "";
-  try {
-    const RopeFit f = fit_rope(d);
-    if (fits_called(f.spec, called)) return "";
-    return fmt::format("its output fits {} (called as {})", f.text, called.describe());
-  } catch (const FitError& err) {
-    return fmt::format("no RoPE convention fits its output (called as {}: {})", called.describe(), err.what());
-  }
+  return named_fit(d, called, fit_rope, "RoPE convention");
 }
 
 std::string sinusoid_probe(Encoder& e, DType dt, const SinusoidalSpec& called, std::int64_t top) {
@@ -91,14 +99,7 @@ std::string sinusoid_probe(Encoder& e, DType dt, const SinusoidalSpec& called, s
   std::vector<float> out(d.tokens() * static_cast<std::size_t>(called.d_model));
   e.run(SinusoidalTable{called, dt, d.positions, out});
   d.y.assign(out.begin(), out.end());
-  if (!std::all_of(d.y.begin(), d.y.end(), [](double v) { return std::isfinite(v); })) return "";
-  try {
-    const SinusoidalFit f = fit_sinusoidal(d);
-    if (fits_called(f.spec, called)) return "";
-    return fmt::format("its output fits {} (called as {})", f.text, called.describe());
-  } catch (const FitError& err) {
-    return fmt::format("no sinusoid fits its output (called as {}: {})", called.describe(), err.what());
-  }
+  return named_fit(d, called, fit_sinusoidal, "sinusoid");
 }
 
 /// The conventions an encoder is probed at: its pinned one, or three that differ in every field a

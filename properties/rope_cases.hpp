@@ -66,6 +66,14 @@ inline std::size_t pair_partner(const RopeSpec& s, std::size_t k) {
   return k;
 }
 
+/// Pair e's two values in a and in b, "(a_i, a_j) vs (b_i, b_j)": every failure line shows them.
+inline std::string pair_values(const RopeSpec& s, int heads, const measure::PairError& e, const std::vector<double>& a,
+                               const std::vector<double>& b) {
+  const std::size_t head = (e.token * static_cast<std::size_t>(heads) + e.head) * static_cast<std::size_t>(s.head_dim);
+  const std::size_t ia = head + static_cast<std::size_t>(e.i), ib = head + static_cast<std::size_t>(e.j);
+  return fmt::format("({:.9g}, {:.9g}) vs ({:.9g}, {:.9g})", a[ia], a[ib], b[ia], b[ib]);
+}
+
 /// max over pairs of |a_p - b_p| / (u max(gain |x_p|, min_normal)) (harness/rope_measure.hpp):
 /// gain is the magnitude the rotated pairs carry (YaRN's attention factor per rotation, else 1). A
 /// pass-through dim where a differs from b at all is the worst (+inf). x, a and b are (tokens,
@@ -78,11 +86,8 @@ WorstOf worst_pair_error(const RopeSpec& s, int heads, DType dt, const std::vect
       s, heads, dt, x, a, b, gain,
       [&](const measure::PairError& e) {
         worst.offer(e.error_u, [&] {
-          const std::size_t head =
-              (e.token * static_cast<std::size_t>(heads) + e.head) * static_cast<std::size_t>(s.head_dim);
-          const std::size_t ia = head + static_cast<std::size_t>(e.i), ib = head + static_cast<std::size_t>(e.j);
-          return fmt::format("token {} head {} pair {} (dims {},{}) {}: ({:.9g}, {:.9g}) vs ({:.9g}, {:.9g})", e.token,
-                             e.head, e.pair, e.i, e.j, at(e.token), a[ia], a[ib], b[ia], b[ib]);
+          return fmt::format("token {} head {} pair {} (dims {},{}) {}: {}", e.token, e.head, e.pair, e.i, e.j,
+                             at(e.token), pair_values(s, heads, e, a, b));
         });
       },
       [&](const measure::ChangedPassThrough& c) {
@@ -116,8 +121,8 @@ Outcome against_pair_bounds(const RopeSpec& s, int heads, DType dt, const std::v
         const double pb = bound_of(e.token, e.pair);
         worst.offer(e.error_u / pb, [&] {
           error = e.error_u, bound = pb;
-          return fmt::format("token {} head {} pair {} (dims {},{}) {}", e.token, e.head, e.pair, e.i, e.j,
-                             label(e.token, e.pair, pb));
+          return fmt::format("token {} head {} pair {} (dims {},{}) {}: {}", e.token, e.head, e.pair, e.i, e.j,
+                             label(e.token, e.pair, pb), pair_values(s, heads, e, a, b));
         });
       },
       [&](const measure::ChangedPassThrough& p) {
