@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cfloat>
 #include <cmath>
+#include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -142,15 +146,50 @@ std::string first_mismatch(const std::vector<Spec>& probes, Probe&& probe) {
   return "";
 }
 
+/// Whether the encoder flushes subnormal inputs to zero, asked at position 0, where R_0 = I keeps
+/// every value as it is in any arithmetic: a head alternating values below FLT_MIN (powers of two,
+/// both signs, exact in f32 and bf16) with normal ones, and a flush is every subnormal returned as
+/// a zero and every normal value bitwise as it went in. f16 holds nothing below FLT_MIN.
+std::string ftz_probe(Encoder& e, DType dt, const RopeSpec& called) {
+  if (dt == DType::f16) return "";
+  const std::size_t n = static_cast<std::size_t>(kHeads * called.head_dim);
+  std::vector<float> x(n);
+  for (std::size_t i = 0; i < n; ++i)
+    x[i] = i % 2 == 0 ? std::ldexp(i % 4 == 0 ? FLT_MIN : -FLT_MIN, -1 - static_cast<int>(i % 7))
+                      : round_to(dt, 0.25 + static_cast<double>(i % 13) / 16);
+  const std::vector<float> in = x;
+  const std::int64_t zero = 0;
+  e.run(RopeApply{called, dt, kHeads, std::span(&zero, 1), x});
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool subnormal = std::fabs(in[i]) < FLT_MIN;
+    if (subnormal ? x[i] != 0 : std::bit_cast<std::uint32_t>(x[i]) != std::bit_cast<std::uint32_t>(in[i])) return "";
+  }
+  return "it flushes subnormal inputs to zero (at position 0, where R_0 = I, each input below FLT_MIN came back 0 "
+         "and every other unchanged): where its platform does (XLA on CPU; CUDA or Triton built with fast math), "
+         "state it (--ftz, ftz=True)";
+}
+
+/// Both clauses, where both have something to say.
+std::string joined(std::string a, const std::string& b) {
+  if (a.empty()) return b;
+  if (!b.empty()) a += "; " + b;
+  return a;
+}
+
 }  // namespace
 
 std::string convention_hint(const Property& p, Encoder& e, DType dt, const RunParams& rp) {
+  std::string fit;
   if (p.id == "rope.agrees_with_reference")
-    return first_mismatch(rope_probes(rp), [&](const RopeSpec& s) { return rope_probe(e, dt, s, rp.max_position); });
+    fit = first_mismatch(rope_probes(rp), [&](const RopeSpec& s) { return rope_probe(e, dt, s, rp.max_position); });
   if (p.id == "sinusoidal.agrees_with_reference")
-    return first_mismatch(sinusoid_probes(rp),
-                          [&](const SinusoidalSpec& s) { return sinusoid_probe(e, dt, s, rp.max_position); });
-  return "";
+    fit = first_mismatch(sinusoid_probes(rp),
+                         [&](const SinusoidalSpec& s) { return sinusoid_probe(e, dt, s, rp.max_position); });
+  std::string flush;
+  if (p.op == Op::rope_apply && !rp.ftz)
+    if (const auto probes = rope_probes(rp); !probes.empty())
+      flush = first_mismatch(std::vector{probes.front()}, [&](const RopeSpec& s) { return ftz_probe(e, dt, s); });
+  return joined(std::move(fit), flush);
 }
 
 }  // namespace pecheck::dumpcheck

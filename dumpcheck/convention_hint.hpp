@@ -21,6 +21,11 @@ namespace pecheck::dumpcheck {
 /// spec at three (half-split at base 10000, interleaved with half the dims rotated at base 5e5,
 /// linear scaling by 4), and the first whose fit differs is named. Runs the encoder: call it
 /// where the failure was found (in the property's child under isolation).
+///
+/// Any failing RoPE property, where flush-to-zero is not stated (RunParams::ftz) and the dtype
+/// holds values below FLT_MIN (f32, bf16), also asks whether the encoder flushes subnormal inputs
+/// to zero, and where it does says so and how to state it: a flush is the platform's convention
+/// to state, never one pecheck assumes (a kernel that flushes on a platform that does not fails).
 std::string convention_hint(const Property& p, Encoder& e, DType dt, const RunParams& rp);
 
 }  // namespace pecheck::dumpcheck

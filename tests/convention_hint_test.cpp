@@ -1,6 +1,7 @@
 // A failing agreement names what the encoder's output does fit (dumpcheck/convention_hint.hpp):
 // a layout, rotary_dim or scaling rule ignored is named as such, pinned or not; a numeric failure
-// (the convention right, the arithmetic not) adds nothing; other properties add nothing.
+// (the convention right, the arithmetic not) adds nothing; other properties add nothing, but for a
+// RoPE that flushes subnormal inputs where no flush was stated.
 #include "dumpcheck/convention_hint.hpp"
 
 #include <gtest/gtest.h>
@@ -91,10 +92,31 @@ TEST_P(ConventionHint, ASinusoidThatIsNoneIsSaidToFitNone) {
   EXPECT_NE(r.message.find("called as sinusoidal(layout=interleaved,d=64,base=10000)"), std::string::npos) << r.message;
 }
 
+// A kernel that flushes subnormal inputs fails R_0 = I at position 0 (a subnormal returned 0);
+// the failure says it flushes and how to state a platform that does. Stated, nothing is said.
+TEST(ConventionHint, AFlushToZeroIsNamedWhereItIsNotStated) {
+  for (DType dt : {DType::f32, DType::bf16}) {
+    auto flushes = selftest::make_mutant_named("mutant-rope-flushes-subnormals");
+    const PropertyResult r = registered_property("rope.orthogonal").run(*flushes, dt, hinted());
+    ASSERT_EQ(r.verdict, Verdict::fail) << dtype_name(dt);
+    EXPECT_NE(r.message.find("; it flushes subnormal inputs to zero"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("state it (--ftz, ftz=True)"), std::string::npos) << r.message;
+    RunParams stated = hinted();
+    stated.ftz = true;
+    EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *flushes, dt, stated), "");
+  }
+  // f16 holds nothing below FLT_MIN: no flush to ask about.
+  auto flushes = selftest::make_mutant_named("mutant-rope-flushes-subnormals");
+  EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *flushes, DType::f16, hinted()), "");
+}
+
 TEST(ConventionHint, ACorrectEncoderOrAnotherPropertyGetsNone) {
   const Property& agrees = registered_property("rope.agrees_with_reference");
   auto scalar = make_encoder("scalar");
-  for (DType dt : {DType::f32, DType::bf16}) EXPECT_EQ(dumpcheck::convention_hint(agrees, *scalar, dt, hinted()), "");
+  for (DType dt : {DType::f32, DType::bf16}) {
+    EXPECT_EQ(dumpcheck::convention_hint(agrees, *scalar, dt, hinted()), "");
+    EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *scalar, dt, hinted()), "");
+  }
   auto wrong = selftest::make_mutant_named("mutant-rope-always-half-split");
   EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *wrong, DType::f32, hinted()), "");
 }
