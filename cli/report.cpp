@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "harness/result_json.hpp"
+#include "properties/coverage.hpp"
 #include "properties/registry.hpp"
 
 namespace pecheck::cli {
@@ -71,6 +72,20 @@ void print_long_attention(const VerifyRun& run) {
                                counts.second, 100.0 * counts.first / counts.second);
 }
 
+/// What the run's cases exercised (properties/coverage.hpp): per encoder and operation, the forms
+/// no case drew, or that every one was.
+void print_coverage(const VerifyRun& run) {
+  for (const std::string& line : coverage_lines(coverage_gaps(run.results, /*pinned=*/false)))
+    std::cout << line << "\n";
+}
+
+nlohmann::json coverage_json(const VerifyRun& run) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const CoverageGap& g : coverage_gaps(run.results, /*pinned=*/false))
+    rows.push_back({{"encoder", g.encoder}, {"op", op_name(g.op)}, {"cases", g.cases}, {"never_exercised", g.never}});
+  return rows;
+}
+
 }  // namespace
 
 void print_table(const VerifyRun& run) {
@@ -99,6 +114,7 @@ void print_table(const VerifyRun& run) {
                              properties.size() == 1 ? "y" : "ies", fmt::join(properties, ", "));
   print_nontrivial(run);
   print_long_attention(run);
+  print_coverage(run);
 }
 
 std::string replay_command(const PropertyResult& r, const VerifyRun& run, const VerifyOptions& o) {
@@ -170,7 +186,8 @@ void write_json(const VerifyRun& run, const VerifyOptions& o) {
                         {"cases", run.cases},
                         {"elapsed_s", run.seconds},
                         {"ftz", o.ftz},
-                        {"results", results_json(run, o)}};
+                        {"results", results_json(run, o)},
+                        {"coverage", coverage_json(run)}};
   if (!run.extra_json.empty()) doc.update(nlohmann::json::parse(run.extra_json));
   write_json_file(o.json, doc);
 }

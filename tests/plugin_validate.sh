@@ -176,6 +176,12 @@ for (p, dt), r in results.items():
     else:  # the others run on the cases it offers (a draw of 15 may leave none: a skip)
         assert r["verdict"] in ("pass", "skip"), r
 assert any(r["verdict"] == "pass" for r in results.values()), results
+# The report says what a revision-1 plugin was never sent (properties/coverage.hpp).
+coverage = json.load(open(sys.argv[1]))["coverage"]
+attention = [c for c in coverage if c["op"] == "attention"]
+assert len(attention) == 1 and attention[0]["cases"] > 0, coverage
+for form in ("grouped-query", "window", "queries < keys"):
+    assert form in attention[0]["never_exercised"], attention
 PY
 
 crash=$(build abort-on-load PLANT_ABORT_ON_LOAD)

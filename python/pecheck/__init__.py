@@ -220,8 +220,9 @@ def check(
     verdicts = {v["dtype"]: verdict_of(v, lambda m: replay({"property": m["property"], "dtype": v["dtype"]},
                                                             m["contract"], max_position))
                 for v in raw["contracts"]}
+    coverage = raw["coverage"]
     return Report(function=name, op=full_op, seed=seed, cases=cases, results=tuple(results), contracts=verdicts,
-                  ftz=ftz)
+                  ftz=ftz, never_exercised=tuple(coverage.get("never_exercised", ())), coverage=coverage.get("line", ""))
 
 
 def _forms(forms, full_op, fn):

@@ -70,6 +70,11 @@ class Report:
     contracts: Mapping[str, ContractVerdict] = field(default_factory=dict)
     # check(ftz=True): judged as running where subnormals are flushed to zero (no input below FLT_MIN).
     ftz: bool = False
+    # What the cases exercised (properties/coverage.hpp): the forms real kernels are written in that
+    # no case drew (a layout, a scaling rule, a window, a decode step, a position past 2^20), and the
+    # summary's line saying so ("" when no case ran).
+    never_exercised: Tuple[str, ...] = ()
+    coverage: str = ""
 
     @property
     def ok(self) -> bool:
@@ -111,6 +116,8 @@ class Report:
             rows.append(f"  nothing was judged: all {len(self.results)} checks were skipped (first: {first})")
         for dtype, verdict in self.contracts.items():
             rows.append(f"  {dtype}: {verdict.describe()}")
+        if self.coverage:
+            rows.append(f"  {self.coverage}")
         for r in self.results:
             worst = "-" if r.max_error_u is None else f"{r.max_error_u:.3g}"
             bound = "-" if r.bound_u is None else f"{r.bound_u:.3g}"

@@ -21,6 +21,7 @@
 #include "harness/result_json.hpp"
 #include "harness/tolerance.hpp"
 #include "pins.hpp"
+#include "properties/coverage.hpp"
 #include "properties/registry.hpp"
 #include "python_encoder.hpp"
 #include "to_python.hpp"
@@ -154,6 +155,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
   }
   if (selected.empty()) throw std::invalid_argument("properties: '" + glob + "' matches no property of " + op_text);
   Json results = Json::array(), verdicts = Json::array();
+  std::vector<PropertyResult> judged;  // every row, for what the run exercised (properties/coverage.hpp)
   for (DType dt : dtypes) {
     // The contract ladder first (its agreement result is the row, where the glob selects it).
     std::optional<ContractVerdict> verdict;
@@ -207,9 +209,14 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
                 {"contract", row.params ? tol::contract_name(row.params->rope_contract) : ""},
                 {"max_position", row.params ? row.params->max_position : max_position}});
       results.push_back(std::move(j));
+      judged.push_back(row.result);
     }
   }
-  return to_python(Json{{"results", results}, {"contracts", verdicts}});
+  // One encoder, one operation: one gap at most (none when no case ran).
+  Json coverage = Json::object();
+  for (const CoverageGap& g : coverage_gaps(judged, mode == Mode::pinned))
+    coverage = {{"line", coverage_lines({g}).front()}, {"never_exercised", g.never}};
+  return to_python(Json{{"results", results}, {"contracts", verdicts}, {"coverage", coverage}});
 }
 
 /// For python/bench/overhead.py: `repeats` RoPE calls of (tokens, heads, head_dim) through the

@@ -63,6 +63,8 @@ def test_every_form_reaches_a_correct_attention():
     for r in report.results:
         if r.verdict == "skip":
             assert r.message.startswith("not applicable") and "the encoder states none" in r.message, r.message
+    # Every form was drawn; pinned to no PE, the PEs are not forms it is asked for.
+    assert report.never_exercised == () and "every form drawn" in report.summary(), report.summary()
 
 
 def test_a_form_not_declared_is_never_sent():
@@ -79,6 +81,10 @@ def test_a_form_not_declared_is_never_sent():
     decode = report.result("attention.decode_equivalence", "f32")
     assert decode.verdict == "skip" and "'decode'" in decode.message, decode.message
     assert report.result("attention.agrees_with_reference", "f32").verdict == "pass"
+    # The report says what the run never exercised (properties/coverage.hpp), not only what passed.
+    for form in ("grouped-query", "window", "queries < keys", "stated scale"):
+        assert form in report.never_exercised, report.never_exercised
+    assert "never exercised: " in report.summary(), report.summary()
 
 
 @pytest.mark.parametrize("bug, law", [
