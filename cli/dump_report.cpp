@@ -160,8 +160,9 @@ Checked check_dump(Dump d, tol::RopeContract contract) {
 }
 
 void print_checked(const Checked& c, bool quiet, std::string_view what) {
-  std::cout << fmt::format("\n{} {}: {} ({}, {})\n  convention: {}\n", what, c.dump.dir, c.dump.encoder,
-                           shape_text(c.dump), dtype_name(c.dump.dtype), c.convention);
+  std::cout << fmt::format("\n{} {}: {} ({}, {}{})\n  convention: {}\n", what, c.dump.dir, c.dump.encoder,
+                           shape_text(c.dump), dtype_name(c.dump.dtype),
+                           c.dump.ftz ? ", flushes subnormals to zero (stated)" : "", c.convention);
   for (const Measurement& m : c.measurements) {
     std::cout << fmt::format("  {:<34} {}  max {:.4g} u (bound {})\n", m.property, m.holds() ? "pass" : "FAIL", m.max_u,
                              m.bound_text);
@@ -213,8 +214,11 @@ PropertyResult as_result(const Checked& c, const Measurement& m) {
 }
 
 nlohmann::json checked_json(const Checked& c, const Measurement& m) {
-  nlohmann::json j = {
-      {"dump", c.dump.dir}, {"convention", c.convention}, {"where", m.where}, {"octaves", octaves_json(m)}};
+  nlohmann::json j = {{"dump", c.dump.dir},
+                      {"convention", c.convention},
+                      {"ftz", c.dump.ftz},
+                      {"where", m.where},
+                      {"octaves", octaves_json(m)}};
   if (!c.reading.is_null()) j["reading"] = c.reading;
   if (m.contracts) {
     const ContractReading& r = *m.contracts;

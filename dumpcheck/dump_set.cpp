@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -221,6 +222,13 @@ Dump load_dump(const std::string& dir) {
     throw FormatError(fmt::format(
         "{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned, alibi, t5)", where, family));
   }
+  if (m.contains("ftz")) {
+    if (!m.at("ftz").is_boolean()) throw FormatError(fmt::format("{}: \"ftz\" must be true or false", where));
+    d.ftz = m.at("ftz").get<bool>();
+  }
+  if (d.ftz)  // the inputs as the flushing platform read them
+    for (double& v : d.x)
+      if (std::fabs(v) < FLT_MIN) v = std::copysign(0.0, v);
   return d;
 }
 

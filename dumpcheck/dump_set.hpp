@@ -57,6 +57,10 @@ struct Dump {
   std::string refusal;
   StatedRope rope;
   StatedSinusoidal sinusoidal;
+  /// The manifest's "ftz": true: the encoder ran where subnormals are flushed to zero (XLA on CPU,
+  /// CUDA or Triton built with fast math), a platform convention. Every input below FLT_MIN is read
+  /// as the zero of its sign that platform read (x flushed at load); all else is judged as always.
+  bool ftz = false;
   /// ALiBi: the bias as dumped, (heads, n, n) in the catalogue's form (-m |p_i - p_j|, -inf where
   /// causally masked), or (heads, n) in BLOOM's key form (m p_j, added to every query's scores).
   std::vector<double> bias;

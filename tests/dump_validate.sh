@@ -54,6 +54,23 @@ assert octaves[(0, 1)] and octaves[(32, 64)] and not octaves[(65536, 131072)], o
 assert "position 65536" in r["counterexample"] or "position 4000000" in r["counterexample"] or "position 16777215" in r["counterexample"], r
 PY
 
+# 2b. A dump from a platform that flushes subnormals (XLA on CPU): two subnormal inputs at position
+# 0 came back 0. Unstated that fails agreement; "ftz": true states the platform and it holds.
+rm -rf "$tmp/z"; cp -r "$tmp/g1" "$tmp/z"
+"$py" -c "
+import numpy as np, sys
+d = sys.argv[1]
+x, y = np.load(d + '/x.npy'), np.load(d + '/y.npy')
+assert x.dtype == np.float32 and x.ndim == 3
+x[0, 0, :2] = [1e-39, -2e-39]
+y[0, 0, :2] = [0.0, -0.0]
+np.save(d + '/x.npy', x); np.save(d + '/y.npy', y)" "$tmp/z"
+expect 1 ftzunstated -- "$PECHECK" validate --dump "$tmp/z" --quiet
+edit "$tmp/z" "m['ftz']=True"
+expect 0 ftzstated -- "$PECHECK" validate --dump "$tmp/z" --quiet --json "$tmp/ftz.json"
+grep -qF "flushes subnormals to zero (stated)" "$tmp/ftzstated.out" || { cat "$tmp/ftzstated.out"; fail "ftz not said"; }
+grep -q '"ftz": true' "$tmp/ftz.json" || fail "ftz not in the JSON"
+
 # 3. Malformed dumps: one line, exit 2, nothing written.
 mk() { rm -rf "$tmp/m"; cp -r "$tmp/g1" "$tmp/m"; }
 malformed() {  # malformed NAME TEXT
@@ -78,6 +95,7 @@ mk; edit "$tmp/m" "m['arrays']['positions']='x.npy'"; malformed floatpos "is not
 mk; printf 'not an npy file at all' >"$tmp/m/x.npy"; malformed magic "x.npy"
 mk; edit "$tmp/m" "m['arrays']['y']='w.safetensors:y'"; malformed nosafetensors "w.safetensors"
 mk; edit "$tmp/m" "m['convention']={'rotary_dim': 65}"; malformed badconvention "rotary_dim must be even"
+mk; edit "$tmp/m" "m['ftz']='yes'"; malformed ftztype '"ftz" must be true or false'
 
 npy_header() {  # npy_header FILE DESCR SHAPE: a v1.0 header with no data
   "$py" - "$@" <<'PY'
