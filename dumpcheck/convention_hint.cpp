@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dumpcheck/convention_fit.hpp"
+#include "harness/contract_ladder.hpp"
 #include "harness/generators.hpp"
 #include "reference/rope_scaling.hpp"
 #include "reference/sinusoidal.hpp"
@@ -180,9 +181,10 @@ std::string joined(std::string a, const std::string& b) {
 
 std::string convention_hint(const Property& p, Encoder& e, DType dt, const RunParams& rp) {
   std::string fit;
-  if (p.id == "rope.agrees_with_reference")
+  const bool agreement = p.id == contract_agreement_id(p.op);
+  if (agreement && p.op == Op::rope_apply)
     fit = first_mismatch(rope_probes(rp), [&](const RopeSpec& s) { return rope_probe(e, dt, s, rp.max_position); });
-  if (p.id == "sinusoidal.agrees_with_reference")
+  if (agreement && p.op == Op::sinusoidal_table)
     fit = first_mismatch(sinusoid_probes(rp),
                          [&](const SinusoidalSpec& s) { return sinusoid_probe(e, dt, s, rp.max_position); });
   std::string flush;

@@ -220,7 +220,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   // kSticky such cases with none measured, the encoder is taken to refuse them all (a skip, as
   // supports() would have said) without drawing a thousand more.
   constexpr int kSticky = 10, kRedraws = 8;
-  int unsupported = 0, declined_cases = 0;
+  int declined_cases = 0;
   // Each reason given, and how often: the report names the commonest (a case may be declined for
   // what every case needs, a decode step, or for what only some draw, a PE).
   std::map<std::string, int> reasons;
@@ -241,7 +241,6 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
         failure = tracker.record(check(enc, dt, c, params));
         break;
       } catch (const Unsupported& e) {
-        ++unsupported;
         ++reasons[e.what()];
         if (redraw > kRedraws) {
           ++declined_cases;
@@ -274,7 +273,11 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   const std::unordered_map<std::string, rc::detail::Reproduce> no_reproduce;  // not RC_PARAMS: our seed rules
   fill_from_rapidcheck(rc::detail::checkProperty(rc::detail::toProperty(property), md, tp, listener, no_reproduce),
                        tracker, out);
-  if (unsupported > 0) note_unsupported(out, tracker, unsupported, commonest());
+  if (!reasons.empty()) {
+    int declined_calls = 0;
+    for (const auto& [reason, count] : reasons) declined_calls += count;
+    note_unsupported(out, tracker, declined_calls, commonest());
+  }
   refuse_vacuous_pass(out);
   return pass;
 }
