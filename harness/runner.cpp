@@ -15,7 +15,9 @@
 #include <exception>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -229,18 +231,28 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
                             [](const auto& a, const auto& b) { return a.second < b.second; })
         ->first;
   };
+  // A batched encoder's pass that defers: a case with a call still unanswered measured placeholders,
+  // so it counts for nothing (a success to RapidCheck, so that the pass draws what the next will).
+  CallBatcher* const batcher = enc.batcher();
+  bool deferred_any = false, shrinks_void = false;
   const auto property = [&] {
-    if (declined_cases >= kSticky && !tracker.seen()) RC_DISCARD(commonest());
+    if (shrinks_void) return;  // a failure after a deferral: this pass is drawn again, unshrunk
+    if (declined_cases >= kSticky && !tracker.seen() && !deferred_any) RC_DISCARD(commonest());
     AnyCase c = *gen;
     std::string failure;
     for (int redraw = 1;; ++redraw) {
       for (const std::string& tag : c.tags())
         if (excluded.contains(tag)) RC_DISCARD("a rule whose counterexample is already reported");
       if (journal::active()) journal::note_case(c.describe());  // named if the encoder crashes on it
+      const long deferred_before = batcher ? batcher->deferred() : 0;
+      const auto unanswered = [&] { return batcher && batcher->deferred() != deferred_before; };
       try {
-        failure = tracker.record(check(enc, dt, c, params));
+        const Outcome outcome = check(enc, dt, c, params);
+        if (unanswered()) return void(deferred_any = true);
+        failure = tracker.record(outcome);
         break;
       } catch (const Unsupported& e) {
+        if (unanswered()) return void(deferred_any = true);
         ++reasons[e.what()];
         if (redraw > kRedraws) {
           ++declined_cases;
@@ -248,6 +260,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
         }
         c = *rc::gen::resize(kMaxSize / 2 + kMaxSize * redraw / (2 * kRedraws), gen);
       } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
+        if (unanswered()) return void(deferred_any = true);
         failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
         break;
       }
@@ -258,6 +271,10 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
       pass.failing_rule.clear();
       for (const std::string& tag : tags)
         if (tag.starts_with("scaling:")) pass.failing_rule = tag;
+      // A failure found with every call answered is the run's: its shrinks are answered as they
+      // come. After a deferral the pass is drawn again anyway: its shrinks are not tried.
+      if (batcher && deferred_any) shrinks_void = true;
+      if (batcher && !deferred_any) batcher->stop_deferring();
       RC_FAIL(failure);
     }
   };
@@ -282,6 +299,31 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   return pass;
 }
 
+/// run_pass, for an encoder that answers calls a batch at a time (CallBatcher): passes over the
+/// same draws, each answering at once what the last deferred, until one defers nothing (most
+/// properties: two or three, the depth of calls that take an earlier call's output). Each pass has
+/// a fresh RunMemory, so each draws as the first did. Past kPasses, one pass answering each call as
+/// it comes. Leaves the encoder answering calls as they come (a hint's, a rerun's).
+Pass run_settled(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc, DType dt,
+                 const RunParams& run_params, const std::set<std::string>& excluded) {
+  CallBatcher* const batcher = enc.batcher();
+  if (!batcher) return run_pass(p, gen, check, enc, dt, run_params, excluded);
+  constexpr int kPasses = 8;
+  RunParams params = run_params;
+  for (int i = 0; i <= kPasses; ++i) {
+    batcher->begin_pass(/*defer=*/i < kPasses);
+    params.memory = std::make_shared<RunMemory>();
+    Pass pass = run_pass(p, gen, check, enc, dt, params, excluded);
+    if (batcher->deferred() == 0) {
+      batcher->begin_pass(false);
+      return pass;
+    }
+    if (journal::active()) journal::note_case(fmt::format("a batched call of {} deferred calls", batcher->deferred()));
+    batcher->flush();
+  }
+  throw std::logic_error("a pass that answers every call as it comes deferred one");
+}
+
 }  // namespace
 
 PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc,
@@ -290,7 +332,7 @@ PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, cons
     return skipped_result(p, enc.name(), dt, run_params.seed, s.reason);
   RunParams params = run_params;
   params.memory = std::make_shared<RunMemory>();  // one for the run, its shrinks and its reruns
-  Pass first = run_pass(p, gen, check, enc, dt, params, {});
+  Pass first = run_settled(p, gen, check, enc, dt, params, {});
   // One counterexample per scaling rule that fails: a corner of one rule (a YaRN edge) must not
   // hide a fault of another (fp32 angles under no scaling). The rule of each counterexample is
   // set aside and the property run again, until it holds on the rules left.
@@ -298,7 +340,7 @@ PropertyResult run_property(const Property& p, const rc::Gen<AnyCase>& gen, cons
   std::string rule = first.failing_rule;
   while (params.per_rule && first.result.verdict == Verdict::fail && !rule.empty() && excluded.size() < 6) {
     excluded.insert(rule);
-    const Pass again = run_pass(p, gen, check, enc, dt, params, excluded);
+    const Pass again = run_settled(p, gen, check, enc, dt, params, excluded);
     if (again.result.verdict != Verdict::fail || again.result.message.starts_with("gave up")) break;
     first.result.other_rules.push_back({again.failing_rule.empty() ? "?" : again.failing_rule.substr(8),
                                         again.result.counterexample, again.result.message,

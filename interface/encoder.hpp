@@ -43,11 +43,33 @@ struct RunsEach<OperationList<Calls...>> : Runs<Calls>... {
 };
 }  // namespace detail
 
+/// Calls an encoder answers many at a time (a Python function with a batch axis: check(batch=)).
+/// The runner then runs a property's cases in passes over the same draws. While a pass defers, a
+/// call not answered before is noted and left unanswered (its output as the check filled it, an
+/// in-place input unchanged), and the case it belongs to counts for nothing; between passes,
+/// flush() answers every noted call at once. A pass that deferred nothing is the property's run:
+/// each of its calls had its own answer, as if made one at a time.
+class CallBatcher {
+ public:
+  virtual ~CallBatcher() = default;
+  /// Starts a pass over the same draws: the calls it makes are answered as before, in the same
+  /// order (the same call made twice has two answers); `defer`: a new one waits for flush().
+  virtual void begin_pass(bool defer) = 0;
+  /// From here on in this pass, a new call is answered at once (the shrinking of a failure).
+  virtual void stop_deferring() = 0;
+  /// Calls deferred since the pass began.
+  virtual long deferred() const = 0;
+  /// Answers every deferred call, in as few calls of the encoder as it can.
+  virtual void flush() = 0;
+};
+
 /// An encoder under test: `enc.run(RopeApply{spec, dtype, heads, positions, x})`.
 class Encoder : public detail::RunsEach<Operations> {
  public:
   virtual std::string name() const = 0;
   virtual Support supports(Op op, DType dtype) const = 0;
+  /// Null for an encoder that answers each call as it comes (every one but a batched function).
+  virtual CallBatcher* batcher() { return nullptr; }
 };
 
 /// The one way to decline: throws Unsupported naming the encoder and the operation.
