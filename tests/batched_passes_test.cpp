@@ -67,9 +67,8 @@ class BatchedRope final : public Offering<RopeApply>, public CallBatcher {
     const std::string bucket = prefix(call);
     const int occurrence = occurrence_of(made_[bucket], call);
     std::vector<std::size_t>& known = calls_by_prefix_[bucket];
-    auto it = std::find_if(known.begin(), known.end(), [&](std::size_t i) {
-      return calls_[i].occurrence == occurrence && calls_[i].call == call;
-    });
+    auto it = std::find_if(known.begin(), known.end(),
+                           [&](std::size_t i) { return calls_[i].occurrence == occurrence && calls_[i].call == call; });
     if (it == known.end()) {
       known.push_back(calls_.size());
       calls_.push_back({std::move(call), occurrence, std::nullopt, {}});
