@@ -233,11 +233,15 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   };
   // A batched encoder's pass that defers: a case with a call still unanswered measured placeholders,
   // so it counts for nothing (a success to RapidCheck, so that the pass draws what the next will).
+  // While shrinking, the first such candidate ends the descent for this pass: every later one is
+  // still made (its calls deferred with the rest) and counts for nothing, so that one flush answers
+  // the candidates of a level and the next pass descends one level further along the same path.
   CallBatcher* const batcher = enc.batcher();
-  bool deferred_any = false, shrinks_void = false;
+  bool failed = false, deferred_in_search = false, deferred_in_shrink = false, shrinks_void = false;
+  const auto defer_case = [&] { (failed ? deferred_in_shrink : deferred_in_search) = true; };
   const auto property = [&] {
     if (shrinks_void) return;  // a failure after a deferral: this pass is drawn again, unshrunk
-    if (declined_cases >= kSticky && !tracker.seen() && !deferred_any) RC_DISCARD(commonest());
+    if (declined_cases >= kSticky && !tracker.seen() && !deferred_in_search) RC_DISCARD(commonest());
     AnyCase c = *gen;
     std::string failure;
     for (int redraw = 1;; ++redraw) {
@@ -248,11 +252,11 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
       const auto unanswered = [&] { return batcher && batcher->deferred() != deferred_before; };
       try {
         const Outcome outcome = check(enc, dt, c, params);
-        if (unanswered()) return void(deferred_any = true);
+        if (unanswered()) return defer_case();
         failure = tracker.record(outcome);
         break;
       } catch (const Unsupported& e) {
-        if (unanswered()) return void(deferred_any = true);
+        if (unanswered()) return defer_case();
         ++reasons[e.what()];
         if (redraw > kRedraws) {
           ++declined_cases;
@@ -260,21 +264,22 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
         }
         c = *rc::gen::resize(kMaxSize / 2 + kMaxSize * redraw / (2 * kRedraws), gen);
       } catch (const std::exception& e) {  // an encoder that throws on a valid case fails it
-        if (unanswered()) return void(deferred_any = true);
+        if (unanswered()) return defer_case();
         failure = tracker.record({.failure = fmt::format("the encoder threw: {}", e.what())});
         break;
       }
     }
+    if (deferred_in_shrink) return;  // a candidate after a deferred one: collected, not descended into
     const std::vector<std::string> tags = c.tags();
     for (const std::string& tag : tags) RC_TAG(tag);
     if (!failure.empty()) {
       pass.failing_rule.clear();
       for (const std::string& tag : tags)
         if (tag.starts_with("scaling:")) pass.failing_rule = tag;
-      // A failure found with every call answered is the run's: its shrinks are answered as they
-      // come. After a deferral the pass is drawn again anyway: its shrinks are not tried.
-      if (batcher && deferred_any) shrinks_void = true;
-      if (batcher && !deferred_any) batcher->stop_deferring();
+      // A failure found after a deferral in the search may not be the run's first: this pass is
+      // drawn again once the deferred calls are answered, and its shrinks are not tried.
+      if (!failed && deferred_in_search) shrinks_void = true;
+      failed = true;
       RC_FAIL(failure);
     }
   };
@@ -301,14 +306,15 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
 
 /// run_pass, for an encoder that answers calls a batch at a time (CallBatcher): passes over the
 /// same draws, each answering at once what the last deferred, until one defers nothing (most
-/// properties: two or three, the depth of calls that take an earlier call's output). Each pass has
-/// a fresh RunMemory, so each draws as the first did. Past kPasses, one pass answering each call as
-/// it comes. Leaves the encoder answering calls as they come (a hint's, a rerun's).
+/// properties: one or two, the depth of calls that take an earlier call's output). Each pass has
+/// a fresh RunMemory, so each draws as the first did. A failure's shrinking takes a pass a level (the
+/// candidates of a level answered together). Past kPasses, one pass answering each call as it
+/// comes. Leaves the encoder answering calls as they come (a hint's, a rerun's).
 Pass run_settled(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& check, Encoder& enc, DType dt,
                  const RunParams& run_params, const std::set<std::string>& excluded) {
   CallBatcher* const batcher = enc.batcher();
   if (!batcher) return run_pass(p, gen, check, enc, dt, run_params, excluded);
-  constexpr int kPasses = 8;
+  constexpr int kPasses = 64;
   RunParams params = run_params;
   for (int i = 0; i <= kPasses; ++i) {
     batcher->begin_pass(/*defer=*/i < kPasses);

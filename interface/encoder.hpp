@@ -55,8 +55,6 @@ class CallBatcher {
   /// Starts a pass over the same draws: the calls it makes are answered as before, in the same
   /// order (the same call made twice has two answers); `defer`: a new one waits for flush().
   virtual void begin_pass(bool defer) = 0;
-  /// From here on in this pass, a new call is answered at once (the shrinking of a failure).
-  virtual void stop_deferring() = 0;
   /// Calls deferred since the pass began.
   virtual long deferred() const = 0;
   /// Answers every deferred call, in as few calls of the encoder as it can.

@@ -54,7 +54,6 @@ class BatchedRope final : public Offering<RopeApply>, public CallBatcher {
     deferred_ = 0;
     made_.clear();
   }
-  void stop_deferring() override { defer_ = false; }
   long deferred() const override { return deferred_; }
   void flush() override {
     ++flushes_;

@@ -116,6 +116,7 @@ def check(
     produces_cos_sin: Optional[str] = None,
     device: Optional[str] = None,
     ftz: bool = False,
+    batch: Optional[int] = None,
 ) -> Report:
     """Runs every property of `op` that applies to `fn` and returns a Report.
 
@@ -148,7 +149,13 @@ def check(
     ftz: fn runs where subnormals are flushed to zero (XLA on CPU, CUDA or Triton built with fast
     math), a platform convention: no input below FLT_MIN is drawn, every law is judged as before,
     and the report says so (Report.ftz). Not stated, a function that flushes fails where a subnormal
-    input meets it (rope.orthogonal at position 0, agreement)."""
+    input meets it (rope.orthogonal at position 0, agreement).
+    batch: fn takes a leading batch axis on every input and its output (x (B, tokens, heads,
+    head_dim), positions (B, tokens) for rope), and pecheck sends it up to `batch` cases a call:
+    each property's cases run in passes over the same draws, the calls of a pass answered together
+    (docs/python.md, "Batched calls"); every verdict, measurement and counterexample is the one the
+    same fn would get call by call. Cases of one call share dtype, keywords, spec and head_dim;
+    token-wise operations pad tokens and heads with zeros (position 0), cut from each output."""
     if not callable(fn):
         raise ValueError(f"fn: not callable ({type(fn).__name__})")
     if op not in OPERATIONS and op not in OPERATIONS.values():
@@ -169,6 +176,11 @@ def check(
         raise ValueError(f"seed: {seed!r} must be an integer in [0, 2^64)")
     if framework not in _FRAMEWORKS:
         raise ValueError(f"framework: '{framework}' is not numpy, torch or jax")
+    if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int) or batch < 1):
+        raise ValueError(f"batch: {batch!r} must be an integer >= 1 (the most cases a call) or None")
+    if batch is not None and (cos_sin is not None or produces_cos_sin is not None):
+        raise ValueError("batch: not with cos_sin or produces_cos_sin (their tables are built per call): "
+                         "check such a function unbatched")
     if framework == "jax":
         _jax_ready(in_place, isolate)
     if not isinstance(properties, str) or not properties:
@@ -203,7 +215,7 @@ def check(
     try:
         raw = _core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed), properties,
                         bool(isolate), float(timeout), int(max_position or 0), contract or "", form_names,
-                        ftz)
+                        ftz, int(batch or 0))
     finally:
         _checking = False
 
@@ -211,7 +223,7 @@ def check(
         return _replay(name, op, convention, framework, in_place, top or None, contract_used, seed, r, form_names,
                        {"cos_sin": cos_sin, "produces_cos_sin": produces_cos_sin,
                         "device": None if device == "cpu" else device,
-                        "ftz": True if ftz else None})  # each stated only when set
+                        "ftz": True if ftz else None, "batch": batch})  # each stated only when set
 
     _raise_on_call_mismatch(name, raw["results"])
     results = [_result(r, replay) for r in raw["results"]]

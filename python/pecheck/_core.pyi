@@ -24,12 +24,14 @@ def run(
     contract: str,
     forms: Sequence[str],
     ftz: bool,
+    batch: int,
 ) -> dict[str, typing.Any]:
     """The catalogue of `op` against invoke (a pecheck._invoke.Invoker): {"results": [...],
     "contracts": [...]}, each row a dict in the fields of docs/json-schema.md. mode: "opaque",
     "pinned" (convention: JSON text) or "spec"; properties: a glob over property ids; contract: a
     name, or "" for the strongest met; max_position: 0 for no ceiling; forms: attention's call forms;
-    ftz: fn's platform flushes subnormals to zero (no input below FLT_MIN is drawn)."""
+    ftz: fn's platform flushes subnormals to zero (no input below FLT_MIN is drawn); batch: 0, or
+    the most calls sent at once to invoke's BatchSession (fn takes a leading batch axis)."""
 
 def catalogue() -> list[dict[str, typing.Any]]:
     """Every property: a list of {"id", "op", "statement", "doc", "convention_free",

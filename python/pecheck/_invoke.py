@@ -2,9 +2,13 @@
 call, and the output back to a float32 array of the expected shape, or an exception naming what
 was wrong with it (pecheck._core turns the exception into a failed case)."""
 
+import collections
 import functools
+import hashlib
 import inspect
-from typing import Any, Dict, Optional, Tuple
+import itertools
+import json
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 
@@ -176,6 +180,8 @@ class Invoker:
                     + ("; ".join(what) or "its positional-only parameters cannot be passed by name"))
 
     def __call__(self, op, dtype, inputs, sizes, spec, out_shape):
+        """One call of fn: pecheck's float32 (int64) NumPy inputs in, the output as pecheck measures it
+        (float32 rounded to the storage dtype, of shape out_shape) back."""
         args = {k: self._to_framework(v, dtype, k) for k, v in inputs.items()}
         kwargs = dict(sizes)
         if spec is not None:
@@ -205,6 +211,164 @@ class Invoker:
         if tuple(out.shape) != tuple(out_shape):
             raise ValueError(f"{what} has shape {tuple(out.shape)}, expected {tuple(out_shape)}")
         return np.ascontiguousarray(to_storage(out, dtype), dtype=np.float32)
+
+    def batch_session(self, most: int) -> "BatchSession":
+        """A fresh session of batched calls, up to `most` cases a call (one per property run)."""
+        return BatchSession(self, most)
+
+    def answer_batch(self, requests: List["_Request"], most: int) -> List[Any]:
+        """Each request's answer (its output, or the exception fn raised for it), fn called once for
+        each group of requests that can share a call (_group_key), `most` at a time. A call that raises
+        anything but Unsupported is made again for each of its requests alone, so that an exception
+        (an IndexError for a position outside a table, a ValueError on a NaN) is the answer of the
+        case that caused it only; an Unsupported declines the group, whose every request shares
+        what fn may decline by (dtype, sizes, spec, head_dim)."""
+        from . import Unsupported
+
+        groups: Dict[Tuple[Any, ...], List[int]] = {}
+        for i, r in enumerate(requests):
+            groups.setdefault(_group_key(r), []).append(i)
+        answers: List[Any] = [None] * len(requests)
+
+        def answer(indices):
+            outs: List[Any]
+            try:
+                outs = list(self._call_stacked([requests[i] for i in indices]))
+            except Unsupported as e:
+                outs = [e] * len(indices)
+            except Exception as e:  # noqa: BLE001 (fn's exception is the case's result)
+                if len(indices) > 1:
+                    for i in indices:
+                        answer([i])
+                    return
+                outs = [e]
+            for i, out in zip(indices, outs):
+                answers[i] = out
+
+        for indices in groups.values():
+            for start in range(0, len(indices), most):
+                answer(indices[start:start + most])
+        return answers
+
+    def _call_stacked(self, requests: List["_Request"]) -> List[np.ndarray]:
+        """One call of fn for requests that share a group: each input stacked on a new leading axis,
+        padded where its op's axes allow (_PADDED); each request's output cut back to its own shape."""
+        first = requests[0]
+        axes = _PADDED.get(first.op, {})
+        extent: Dict[str, int] = {}
+        for r in requests:
+            for name, a in r.inputs.items():
+                for size, axis in zip(a.shape, axes.get(name, ())):
+                    if axis:
+                        extent[axis] = max(extent.get(axis, 0), size)
+
+        def padded(a, name):
+            widths = [(0, extent[axis] - size if axis else 0)
+                      for size, axis in itertools.zip_longest(a.shape, axes.get(name, ()))]
+            return np.pad(a, widths) if any(w for _, w in widths) else a
+
+        stacked = {name: np.stack([padded(r.inputs[name], name) for r in requests]) for name in first.inputs}
+        out_shape = tuple(extent[axis] if axis else size
+                          for size, axis in itertools.zip_longest(first.out_shape, axes.get("out", ())))
+        out = self(first.op, first.dtype, stacked, first.sizes, first.spec, (len(requests), *out_shape))
+        return [np.ascontiguousarray(out[(i,) + tuple(slice(0, size) for size in r.out_shape)])
+                for i, r in enumerate(requests)]
+
+
+# Under check(batch=), the axes along which each operation's cases may be padded to share a call:
+# per input, an axis name where its rows are independent (a token's RoPE depends on its own x and
+# position, a head's on its own x), None where the size is part of the call (head_dim, a table);
+# "out" names the output's. Padding is zeros (position 0, x 0), cut away from each case's output.
+# Operations absent here (ALiBi, T5, Shaw, attention: each output entry depends on a pair of
+# positions, or every key) share a call only between cases of the same shapes.
+_TOKENS_HEADS = ("tokens", "heads", None)
+_PADDED: Dict[str, Dict[str, Tuple[Optional[str], ...]]] = {
+    "rope_apply": {"x": _TOKENS_HEADS, "positions": ("tokens",), "out": _TOKENS_HEADS},
+    "rope2d_apply": {"x": _TOKENS_HEADS, "rows": ("tokens",), "cols": ("tokens",), "out": _TOKENS_HEADS},
+    "mrope_apply": {"x": _TOKENS_HEADS, "temporal": ("tokens",), "height": ("tokens",), "width": ("tokens",),
+                    "out": _TOKENS_HEADS},
+    "learned_add": {"x": ("tokens", None), "positions": ("tokens",), "out": ("tokens", None)},
+    "sinusoidal_table": {"positions": ("tokens",), "out": ("tokens", None)},
+    "sinusoidal2d_table": {"rows": ("tokens",), "cols": ("tokens",), "out": ("tokens", None)},
+}
+
+
+class _Request(NamedTuple):
+    """One call pecheck made, as the Invoker takes it."""
+    op: str
+    dtype: str
+    inputs: Dict[str, np.ndarray]
+    sizes: Dict[str, Any]
+    spec: Optional[Dict[str, Any]]
+    out_shape: Tuple[int, ...]
+
+
+def _json(v) -> str:
+    return json.dumps(v, sort_keys=True, default=str)
+
+
+def _group_key(r: _Request) -> Tuple[Any, ...]:
+    """What requests sharing one call of fn must share: op, dtype, keywords, spec, and each input's
+    and the output's sizes along the axes that are not padded."""
+    axes = _PADDED.get(r.op, {})
+
+    def fixed(name, shape):
+        return tuple(None if axis else size for size, axis in itertools.zip_longest(shape, axes.get(name, ())))
+
+    return (r.op, r.dtype, _json(r.sizes), _json(r.spec), fixed("out", r.out_shape),
+            tuple((name, a.dtype.str, fixed(name, a.shape)) for name, a in sorted(r.inputs.items())))
+
+
+def _content_key(r: _Request) -> bytes:
+    """The request's whole content (bit for bit: NaNs and signed zeros included), as a digest."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(_json([r.op, r.dtype, r.sizes, r.spec, r.out_shape]).encode())
+    for name, a in sorted(r.inputs.items()):
+        h.update(_json([name, a.dtype.str, a.shape]).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.digest()
+
+
+class BatchSession:
+    """The calls of one property run under check(batch=), as interface/encoder.hpp's CallBatcher
+    states them: the runner makes its passes over the same draws; each call's answer is kept by its
+    content and occurrence (the n-th call of the same content in a pass), so a pass gets the answers
+    of the last; while deferring, a new call returns None (left unanswered) until flush() sends every
+    deferred call in as few calls of fn as _group_key allows."""
+
+    def __init__(self, invoker: Invoker, most: int):
+        self.invoker, self.most = invoker, most
+        self.defer = False
+        self.deferred = 0  # calls deferred since the pass began (read by the runner)
+        self._answers: Dict[Tuple[bytes, int], Any] = {}
+        self._made: "collections.Counter[bytes]" = collections.Counter()
+        self._pending: List[Tuple[Tuple[bytes, int], _Request]] = []
+
+    def begin_pass(self, defer: bool) -> None:
+        self.defer, self.deferred = defer, 0
+        self._made.clear()
+
+    def __call__(self, op, dtype, inputs, sizes, spec, out_shape):
+        request = _Request(op, dtype, dict(inputs), dict(sizes), spec, tuple(out_shape))
+        content = _content_key(request)
+        key = (content, self._made[content])
+        self._made[content] += 1
+        if key not in self._answers:
+            if self.defer:
+                self._pending.append((key, request))
+                self.deferred += 1
+                return None
+            self._answers[key] = self.invoker.answer_batch([request], self.most)[0]
+        answer = self._answers[key]
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def flush(self) -> None:
+        pending, self._pending = self._pending, []
+        answers = self.invoker.answer_batch([r for _, r in pending], self.most)
+        for (key, _), answer in zip(pending, answers):
+            self._answers[key] = answer
 
 
 class _FormIO:

@@ -94,7 +94,7 @@ ForkHooks python_fork_hooks() {
 nb::object run(nb::object invoke, std::string name, const std::string& op_text, const std::string& mode_text,
                const std::string& convention, const std::vector<std::string>& dtype_names, int cases,
                std::uint64_t seed, const std::string& glob, bool isolate, double timeout_s, std::int64_t max_position,
-               const std::string& contract, const std::vector<std::string>& form_names, bool ftz) {
+               const std::string& contract, const std::vector<std::string>& form_names, bool ftz, int batch) {
   const Op op = op_named(op_text);
   const Mode mode = mode_named(mode_text);
   std::vector<DType> dtypes;
@@ -119,7 +119,15 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
     }
     params.pins = pins_from_convention(op, c);
   }
+  if (batch < 0) throw std::invalid_argument("batch: must be >= 0 (0: each call as it comes)");
+  // transformers' dynamic NTK takes its base from max(position_ids) + 1 over the whole call: the
+  // rows of a batched call would share one length, and each case is drawn for its own.
+  if (batch > 0 && params.pins && params.pins->rope_length_per_call)
+    throw std::invalid_argument(
+        "batch: rope_type 'dynamic' takes its scaling from the longest position of the whole call, which the "
+        "cases of a batched call would share: check it unbatched");
   Subject subject{invoke, name, op, dtypes, mode == Mode::spec};
+  subject.batch = batch;
   if (op == Op::attention) {
     // Every attention case is drawn within the forms the function declares (harness/pins.hpp).
     auto pins = std::make_shared<Pins>(params.pins ? *params.pins : Pins{});
@@ -262,15 +270,14 @@ nb::object catalogue() {
 
 NB_MODULE(_core, m) {
   m.doc() = "pecheck's catalogue against a Python callable (use pecheck.check)";
-  m.def(
-      "run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
-      nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
-      nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"),
-      nb::arg("ftz"),
-      nb::sig("def run(invoke: object, name: str, op: str, mode: str, convention: str, dtypes: "
-              "collections.abc.Sequence[str], cases: int, seed: int, properties: str, isolate: bool, timeout_s: "
-              "float, max_position: int, contract: str, forms: collections.abc.Sequence[str], ftz: bool) -> dict[str, "
-              "typing.Any]"));
+  m.def("run", &pecheck::python::run, nb::arg("invoke"), nb::arg("name"), nb::arg("op"), nb::arg("mode"),
+        nb::arg("convention"), nb::arg("dtypes"), nb::arg("cases"), nb::arg("seed"), nb::arg("properties"),
+        nb::arg("isolate"), nb::arg("timeout_s"), nb::arg("max_position"), nb::arg("contract"), nb::arg("forms"),
+        nb::arg("ftz"), nb::arg("batch"),
+        nb::sig("def run(invoke: object, name: str, op: str, mode: str, convention: str, dtypes: "
+                "collections.abc.Sequence[str], cases: int, seed: int, properties: str, isolate: bool, timeout_s: "
+                "float, max_position: int, contract: str, forms: collections.abc.Sequence[str], ftz: bool, batch: int) "
+                "-> dict[str, typing.Any]"));
   m.def("catalogue", &pecheck::python::catalogue, nb::sig("def catalogue() -> list[dict[str, typing.Any]]"));
   pecheck::python::bind_cos_sin(m);
   m.def("time_rope_calls", &pecheck::python::time_rope_calls, nb::arg("invoke"), nb::arg("dtype"), nb::arg("tokens"),

@@ -27,20 +27,31 @@ struct Subject {
   bool passes_spec = false;   ///< convention="spec": every call also gets the spec, as a dict
   /// The attention forms it takes (check()'s forms=; under a pinned PE RoPE's rule is the pin's).
   AttentionForms forms;
+  /// check()'s batch=: 0, each call made as it comes; else fn takes a leading batch axis and is
+  /// sent up to this many calls at once (pecheck/_invoke.py's BatchSession).
+  int batch = 0;
 };
 
-/// The encoder: offers subject.op in subject.dtypes, declines everything else by name.
-class PythonEncoder final : public HandledBy<PythonEncoder> {
+/// The encoder: offers subject.op in subject.dtypes, declines everything else by name. Batched
+/// (subject.batch), it answers through a BatchSession, which keeps every answer of the property's
+/// passes and sends the calls a pass deferred in as few calls of fn as their shapes allow.
+class PythonEncoder final : public HandledBy<PythonEncoder>, public CallBatcher {
  public:
-  explicit PythonEncoder(Subject s) : s_(std::move(s)) {}
+  explicit PythonEncoder(Subject s);
   std::string name() const override { return s_.name; }
   Support supports(Op op, DType dt) const override;
+  CallBatcher* batcher() override { return session_.is_valid() ? this : nullptr; }
+
+  void begin_pass(bool defer) override;
+  long deferred() const override;
+  void flush() override;
 
   template <class Call>
   void handle(const Call& call);
 
  private:
   Subject s_;
+  nb::object session_;  ///< pecheck._invoke.BatchSession, when batched
 };
 
 }  // namespace pecheck::python
