@@ -14,27 +14,16 @@ are counted across the children (a shared counter), so the count is what fn saw.
 Prints the CPU it ran on beside every figure (these machines differ a lot)."""
 import multiprocessing
 import os
-import platform
 import sys
 import time
 
 import torch
 
 import pecheck
+from cpu_name import cpu
 
 CONVENTION = {"rope_theta": 10000.0}
 SLEEP_S = 0.010  # per call: an eager framework's overhead, beyond the arithmetic
-
-
-def cpu():
-    info = {}
-    for line in open("/proc/cpuinfo"):
-        key, _, value = line.partition(":")
-        info.setdefault(key.strip(), value.strip())
-    if "model name" not in info:
-        return platform.processor()
-    return f"{info['model name']}, CPU family {info.get('cpu family')}, model {info.get('model')}"
-
 
 calls = multiprocessing.Value("l", 0)  # made before check() forks: every child adds to it
 rows = multiprocessing.Value("l", 0)

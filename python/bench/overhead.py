@@ -12,7 +12,6 @@ in one run on the seed's apply_rope (examples/python/seed_adapters.py, torch).
 
 Prints the CPU it ran on beside every figure (these machines differ a lot)."""
 import os
-import platform
 import sys
 import time
 
@@ -25,19 +24,10 @@ import pecheck  # noqa: E402
 from pecheck import _core  # noqa: E402
 from pecheck._invoke import Invoker  # noqa: E402
 import seed_adapters  # noqa: E402
+from cpu_name import cpu  # noqa: E402
 
 CONVENTION = {"rope_theta": 10000.0, "layout": "interleaved"}
 MAX_POSITION = 8191  # the seed builds arange(seq_len): positions beyond cost it a table that long
-
-
-def cpu():
-    info = {}
-    for line in open("/proc/cpuinfo"):
-        key, _, value = line.partition(":")
-        info.setdefault(key.strip(), value.strip())
-    if "model name" not in info:
-        return platform.processor()
-    return f"{info['model name']}, CPU family {info.get('cpu family')}, model {info.get('model')}"
 
 
 class Timed:
