@@ -104,7 +104,20 @@ std::string sinusoid_probe(Encoder& e, DType dt, const SinusoidalSpec& called, s
   std::vector<float> out(d.tokens() * static_cast<std::size_t>(called.d_model));
   e.run(SinusoidalTable{called, dt, d.positions, out});
   d.y.assign(out.begin(), out.end());
-  return named_fit(d, called, fit_sinusoidal, "sinusoid");
+  const std::string clause = named_fit(d, called, fit_sinusoidal, "sinusoid");
+  if (clause.empty()) return clause;
+  // sin where cos belongs (and cos where sin): each pair's angle then reads pi/2 - w p, which no
+  // sinusoid fits; read with each pair's two slots exchanged, it is the convention called.
+  Dump swapped = d;
+  for (std::size_t row = 0; row < d.tokens(); ++row)
+    for (int i = 0; i < called.d_model / 2; ++i) {
+      const auto [sin_slot, cos_slot] = ref::sinusoidal_slots(called, i);
+      const std::size_t at = row * static_cast<std::size_t>(called.d_model);
+      std::swap(swapped.y[at + static_cast<std::size_t>(sin_slot)], swapped.y[at + static_cast<std::size_t>(cos_slot)]);
+    }
+  if (named_fit(swapped, called, fit_sinusoidal, "sinusoid").empty())
+    return fmt::format("its output is {} with sin and cos swapped in every pair", called.describe());
+  return clause;
 }
 
 /// The conventions an encoder is probed at: its pinned one, or three that differ in every field a
