@@ -202,15 +202,34 @@ TEST(BatchedPasses, DeclinedCasesAreRedrawnAsCallByCall) {
   expect_batched_as_direct([] { return std::make_unique<DeclinesInterleaved>(); }, DType::f32);
 }
 
+/// The scalar RoPE, counting its calls.
+class CountedRope final : public Offering<RopeApply> {
+ public:
+  using Offering<RopeApply>::run;
+  std::string name() const override { return "scalar"; }
+  void run(const RopeApply& c) override {
+    ++calls;
+    inner_->run(c);
+  }
+  long calls = 0;
+
+ private:
+  std::unique_ptr<Encoder> inner_ = make_encoder("scalar");
+};
+
 TEST(BatchedPasses, EachCallIsAnsweredOnceAndTheCasesOfAPassTogether) {
   RunParams rp{testing::test_seed(), testing::test_cases()};
+  const Property& relative = registered_property("rope.relative");
   BatchedRope batched(make_encoder("scalar"));
-  const PropertyResult r = registered_property("rope.relative").run(batched, DType::f32, rp);
+  CountedRope direct;
+  const PropertyResult r = relative.run(batched, DType::f32, rp);
   ASSERT_EQ(r.verdict, Verdict::pass) << r.message;
+  ASSERT_EQ(relative.run(direct, DType::f32, rp).verdict, Verdict::pass);
   EXPECT_EQ(r.cases, rp.cases);
-  // Every case's calls take only the case's inputs: one flush answers them all.
+  // Every case's calls take only the case's inputs: one flush answers them all, each call once.
   EXPECT_EQ(batched.flushes(), 1);
-  EXPECT_GE(batched.answered(), 2L * rp.cases);
+  EXPECT_EQ(batched.answered(), direct.calls);
+  EXPECT_GE(direct.calls, 2L * rp.cases);
 }
 
 }  // namespace

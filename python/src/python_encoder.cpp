@@ -158,24 +158,6 @@ std::string last_line(const nb::python_error& e) {
   return text.empty() ? type : type + ": " + text;
 }
 
-/// Runs f, a call into Python whose exception is the case's result: pecheck.Unsupported declines
-/// the case, IndexError refuses it (std::out_of_range), anything else fails it.
-template <class F>
-nb::object answered(const std::string& name, F&& f) {
-  try {
-    return f();
-  } catch (nb::python_error& e) {
-    const bool unsupported = e.matches(nb::module_::import_("pecheck").attr("Unsupported"));
-    const bool index_error = e.matches(PyExc_IndexError);
-    const std::string line = last_line(e);  // the exception is the case's result, not the caller's
-    if (unsupported) throw Unsupported(fmt::format("{} declined the case: {}", name, line));
-    // An index outside a table (nn.Embedding's IndexError) is the refusal the learned operation
-    // asks for; any other operation counts it as a failure like every other exception.
-    if (index_error) throw std::out_of_range(fmt::format("{} raised {}", name, line));
-    throw std::runtime_error(fmt::format("{} raised {}", name, line));
-  }
-}
-
 }  // namespace
 
 PythonEncoder::PythonEncoder(Subject s) : s_(std::move(s)) {
@@ -203,11 +185,22 @@ void PythonEncoder::handle(const Call& call) {
     m = marshal(call, s_.forms);
   else
     m = marshal(call);
+  // Batched, the session answers (or defers: None); else the Invoker calls fn at once.
   const nb::object answer = session_.is_valid() ? session_ : s_.invoke;
-  const nb::object result = answered(s_.name, [&] {
-    return answer(std::string(op_name(Call::op)), std::string(dtype_name(call.dtype)), m.inputs, m.sizes,
-                  s_.passes_spec ? to_python(spec_json(call.spec)) : nb::none(), nb::cast(m.out_shape));
-  });
+  nb::object result;
+  try {
+    result = answer(std::string(op_name(Call::op)), std::string(dtype_name(call.dtype)), m.inputs, m.sizes,
+                    s_.passes_spec ? to_python(spec_json(call.spec)) : nb::none(), nb::cast(m.out_shape));
+  } catch (nb::python_error& e) {
+    const bool unsupported = e.matches(nb::module_::import_("pecheck").attr("Unsupported"));
+    const bool index_error = e.matches(PyExc_IndexError);
+    const std::string line = last_line(e);  // the exception is the case's result, not the caller's
+    if (unsupported) throw Unsupported(fmt::format("{} declined the case: {}", s_.name, line));
+    // An index outside a table (nn.Embedding's IndexError) is the refusal the learned operation
+    // asks for; any other operation counts it as a failure like every other exception.
+    if (index_error) throw std::out_of_range(fmt::format("{} raised {}", s_.name, line));
+    throw std::runtime_error(fmt::format("{} raised {}", s_.name, line));
+  }
   if (session_.is_valid() && result.is_none())
     return;  // deferred (a batched pass): the output stays as the check filled it
   // pecheck/_invoke.py checked type, shape and dtype; this holds the contract against a change there.
