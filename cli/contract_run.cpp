@@ -17,22 +17,16 @@ const Property* find_property(const std::string& id) {
 }
 }  // namespace
 
-std::optional<PropertyResult> ContractLadder::ready(const Property& p, DType dt, const std::string& encoder,
-                                                    std::uint64_t seed) const {
+std::optional<PropertyResult> ContractLadder::ready(const Property& p, DType dt) const {
   const auto it = decided.find({p.op, dt});
-  if (it == decided.end()) return std::nullopt;
-  const auto& [verdict, agreement] = it->second;
-  if (p.id == agreement.property) return agreement;
-  std::string why;
-  if (!params_under(p, verdict, RunParams{}, why)) return skipped_result(p, encoder, dt, seed, why);
-  return std::nullopt;
+  if (it == decided.end() || p.id != it->second.second.property) return std::nullopt;
+  return it->second.second;
 }
 
 RunParams ContractLadder::params(const Property& p, DType dt, RunParams base) const {
   const auto it = decided.find({p.op, dt});
   if (it == decided.end()) return base;
-  std::string why;
-  return params_under(p, it->second.first, base, why).value_or(base);
+  return params_under(p, it->second.first, base);
 }
 
 void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun& run) {
@@ -43,7 +37,7 @@ void ContractLadder::settle(const Backend& b, const VerifyOptions& o, VerifyRun&
       const Property* p = find_property(r.property);
       if (p && p->op == key.first && r.dtype == key.second && r.verdict != Verdict::skip) laws.push_back({p, &r});
     }
-    settle_contract(value.first, laws, base, b.name, [&, &key = key](const Property& p, const RunParams& params) {
+    settle_contract(value.first, laws, base, [&, &key = key](const Property& p, const RunParams& params) {
       return run_timed(p, b, key.second, params, o);
     });
   }

@@ -20,10 +20,10 @@ namespace pecheck::cli {
 struct ContractLadder {
   std::map<std::pair<Op, DType>, std::pair<ContractVerdict, PropertyResult>> decided;
 
-  /// How run_catalogue runs property p in dt: the ladder's agreement result as it is, the params
-  /// of the contract met, or a skip where the law has no bound under it.
-  std::optional<PropertyResult> ready(const Property& p, DType dt, const std::string& encoder,
-                                      std::uint64_t seed) const;
+  /// The ladder's agreement result for p in dt, which run_catalogue reports as it is (p is the
+  /// agreement the ladder ran), or nothing: p runs with params().
+  std::optional<PropertyResult> ready(const Property& p, DType dt) const;
+  /// The params of the contract met (and its ceiling for a law that compares calls).
   RunParams params(const Property& p, DType dt, RunParams base) const;
   /// After run_catalogue: a law failing under the contract agreement met is re-run under weaker ones
   /// (settle_contract), its result in `run` replaced, the verdict stepped down where it then holds.

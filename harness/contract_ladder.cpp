@@ -20,13 +20,16 @@ constexpr std::array kLadder = {tol::RopeContract::exact, tol::RopeContract::dty
 // The laws that compare calls, whose bounds under a weaker contract add up the calls' own
 // (properties/rope_contract_laws.hpp, properties/sinusoid_contract_laws.hpp; docs/error-model.md
 // rope.relational.contract, sinusoidal.relational.contract).
-constexpr std::array<std::string_view, 8> kRelational = {
-    "rope.relative",   "rope.composition", "rope.offset_invariance",     "rope.linear_scaling",
-    "rope2d.relative", "mrope.relative",   "sinusoidal.shift_linearity", "sinusoidal.offset_inner_product"};
-// Laws that compare calls with no bound derived under a weaker contract yet: not judged under one,
-// never judged by the exact contract's bound (a correct fp32-angle encoder would fail them).
-constexpr std::array<std::string_view, 3> kUnderived = {"rope.ntk_base", "rope.scaled_frequency_bounds",
-                                                        "sinusoidal.injectivity"};
+constexpr std::array<std::string_view, 10> kRelational = {"rope.relative",
+                                                          "rope.composition",
+                                                          "rope.offset_invariance",
+                                                          "rope.linear_scaling",
+                                                          "rope.ntk_base",
+                                                          "rope2d.relative",
+                                                          "mrope.relative",
+                                                          "sinusoidal.shift_linearity",
+                                                          "sinusoidal.offset_inner_product",
+                                                          "sinusoidal.injectivity"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& ids, const std::string& id) {
@@ -154,22 +157,14 @@ ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract
   return v;
 }
 
-std::optional<RunParams> params_under(const Property& p, const ContractVerdict& v, RunParams base, std::string& why) {
-  const tol::RopeContract c = v.judged();
-  base.rope_contract = c;
-  if (c != tol::RopeContract::exact && listed(kUnderived, p.id)) {
-    why = fmt::format(
-        "not judged: {} has no bound derived under the {} contract yet (docs/error-model.md); the exact contract's "
-        "would fail a correct {} encoder",
-        p.id, tol::contract_name(c), tol::contract_name(c));
-    return std::nullopt;
-  }
+RunParams params_under(const Property& p, const ContractVerdict& v, RunParams base) {
+  base.rope_contract = v.judged();
   if (const std::int64_t top = v.laws_below(); top && listed(kRelational, p.id))
     base.max_position = base.max_position ? std::min(base.max_position, top) : top;
   return base;
 }
 
-bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base, const std::string& encoder,
+bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base,
                      const std::function<PropertyResult(const Property&, const RunParams&)>& rerun) {
   if (!v.met || v.asked || v.crashed) return false;
   const auto holds = [](const PropertyResult& r) { return r.verdict != Verdict::fail && r.verdict != Verdict::crash; };
@@ -183,13 +178,10 @@ bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, Run
   for (auto weaker = std::next(at); weaker != kLadder.end(); ++weaker) {
     ContractVerdict under = v;
     under.met = *weaker;
-    std::vector<std::pair<PropertyResult, std::optional<RunParams>>> again;  // each failed law under `weaker`
+    std::vector<std::pair<PropertyResult, RunParams>> again;  // each failed law under `weaker`
     for (const JudgedLaw& law : failed) {
-      std::string why;
-      std::optional<RunParams> params = params_under(*law.property, under, base, why);
-      PropertyResult r =
-          params ? rerun(*law.property, *params) : skipped_result(*law.property, encoder, v.dtype, base.seed, why);
-      again.emplace_back(std::move(r), params);
+      const RunParams params = params_under(*law.property, under, base);
+      again.emplace_back(rerun(*law.property, params), params);
       if (!holds(again.back().first)) break;
     }
     if (!holds(again.back().first)) {

@@ -1,9 +1,9 @@
 // The accuracy contracts an encoder meets, strongest first (exact, dtype-trig, fp32-angles), and the
 // ladder a run climbs down when none is asked for: per dtype, agreement under each contract until
-// one holds; every other law is then judged under that one, the laws comparing calls below the
-// contract's ceiling, and the laws with no bound derived under it are not judged (a skip that says
-// so). One ladder for Python functions (python/src/module.cpp) and plugins (cli/validate.cpp);
-// docs/python.md "Verdicts" and docs/plugins.md say what a user reads.
+// one holds; every other law is then judged under that one (each has a bound derived under every
+// contract), the laws comparing calls below the contract's ceiling. One ladder for Python functions
+// (python/src/module.cpp) and plugins (cli/validate.cpp); docs/python.md "Verdicts" and docs/plugins.md say what a user
+// reads.
 #pragma once
 
 #include <cstdint>
@@ -79,12 +79,11 @@ struct JudgedLaw {
 /// one of its misses. Nothing changes where the contract was asked for, agreement crashed, or no
 /// weaker contract makes them hold (a law failing under every contract is the encoder's).
 /// Returns whether `v` moved.
-bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base, const std::string& encoder,
+bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, RunParams base,
                      const std::function<PropertyResult(const Property&, const RunParams&)>& rerun);
 
 /// The run parameters property `p` is judged with under `v`: its contract, and, for a law that
-/// compares calls under a contract whose bounds grow with the position, its ceiling. nullopt with
-/// `why` set: not judged under v (no bound derived under that contract yet).
-std::optional<RunParams> params_under(const Property& p, const ContractVerdict& v, RunParams base, std::string& why);
+/// compares calls under a contract whose bounds grow with the position, its ceiling.
+RunParams params_under(const Property& p, const ContractVerdict& v, RunParams base);
 
 }  // namespace pecheck

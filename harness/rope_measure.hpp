@@ -46,13 +46,15 @@ class OctaveMax {
 
 /// The bound each accuracy contract sets on the pairs of one spec (tol::rope_pair_contract): a
 /// pair's bound depends on the angle it turns at the position and on the weight |2p/d ln base| of
-/// its fp32 exponent's rounding, both fixed per pair here once.
+/// its fp32 exponent's rounding (NTK's scaled base: ref::rope_log_base), both fixed per pair once.
 class ContractBounds {
  public:
   ContractBounds(DType dt, const RopeSpec& s) : dt_(dt) {
+    // The base the fp32 power is taken of: NTK's b s^(d/(d-2)), whose larger log weighs more.
+    const double log_base = ref::rope_log_base<double>(s);
     for (int p = 0; p < s.rotary_dim / 2; ++p) {
       freq_.push_back(ref::rope_inv_freq<double>(s, p));
-      exponent_.push_back(std::fabs(2.0 * p / s.rotary_dim * std::log(s.base)));
+      exponent_.push_back(std::fabs(2.0 * p / s.rotary_dim * log_base));
     }
   }
   /// The bound of contract c on pair p at position pos, in u.

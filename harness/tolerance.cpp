@@ -109,11 +109,13 @@ double rope_inverse(DType t, double E) { return 2 * E + E * E * unit_roundoff(t)
 
 double two_results(DType) { return 2 * kPositionContract; }
 
-double rope_base_law(DType t) {
+double rope_base_rounding(DType t) {
   // The equivalent base b' reaches the encoder rounded to double (|db'/b'| <= 2 u64 with the
   // long-double product); the angle P b'^(-2p/d) then moves by at most P * 2 u64 < 2^24 * 2 u64.
-  return 2 * kPositionContract + double(kMaxPosition + 1) * 2 * kU64 / unit_roundoff(t);
+  return double(kMaxPosition + 1) * 2 * kU64 / unit_roundoff(t);
 }
+
+double rope_base_law(DType t) { return 2 * kPositionContract + rope_base_rounding(t); }
 
 double rope_angle(DType t) {
   // A unit pair rotated within E u (normwise) has its angle within asin(E u) <= E u (1 + (E u)^2);

@@ -58,6 +58,7 @@ double rope_composition(DType);             ///< per pair, / (u max(|x_p|, min_n
 double rope_inverse(DType, double E = kPositionContract);
 double two_results(DType);               ///< two results each within E of one exact value: 2E
 double rope_base_law(DType);             ///< two RoPE results, one at a base rounded to double
+double rope_base_rounding(DType);        ///< rope_base_law's share for that rounding (any contract)
 double rope_angle(DType);                ///< |angle(R_P e) - allowed| / u, e a unit pair
 double learned_add(DType);               ///< / (u max(|y_ref|, min_normal))
 double alibi_bias(DType);                ///< / (u max(|b_ref|, min_normal))

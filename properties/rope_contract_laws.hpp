@@ -7,9 +7,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
 
 #include "harness/rope_measure.hpp"
 #include "harness/tolerance.hpp"
+#include "properties/rope_cases.hpp"
 #include "reference/rope.hpp"
 #include "spec/conventions.hpp"
 #include "spec/dtype.hpp"
@@ -61,14 +65,35 @@ inline double composition_contract_bound(tol::RopeContract c, DType dt, const me
   return ea + eb + bounds.at(c, p, a + b) + unit_roundoff(dt) * ea * eb;
 }
 
-/// R~^(lin,s)_(s m) x against R~_m x on pair p, in u |x_p|: the scaled call's bound at s m (its
-/// frequencies divided by s: the same angle, one more rounding, which the contract's frequency
-/// term already counts) plus the plain call's at m. Both exact values are equal; no product term,
-/// since neither call sees the other's output.
-inline double linear_scaling_contract_bound(tol::RopeContract c, const measure::ContractBounds& scaled,
-                                            const measure::ContractBounds& plain, int p, std::int64_t stretched,
-                                            std::int64_t m) {
-  return scaled.at(c, p, stretched) + plain.at(c, p, m);
+/// Two calls whose exact results are equal, compared pair by pair, in u |x_p|: each call's bound
+/// at its own position, added (no product term: neither call sees the other's output). For
+/// R~^(lin,s)_(s m) x against R~_m x the scaled call's bound is at s m with its frequencies divided
+/// by s (the same angle, one more rounding, which the contract's frequency term already counts);
+/// for NTK against plain RoPE at the equivalent base both are at m.
+inline double two_calls_contract_bound(tol::RopeContract c, const measure::ContractBounds& first,
+                                       const measure::ContractBounds& second, int p, std::int64_t first_at,
+                                       std::int64_t second_at) {
+  return first.at(c, p, first_at) + second.at(c, p, second_at);
+}
+
+/// Two calls of one case whose exact results are equal (`a` and `b`, from the input x), judged
+/// pair by pair against `bound_of(token, pair)` under contract c: the case reports the pair closest
+/// to its bound, at the token's position (named `position_name` in the text), and is trivial where
+/// every pair's bound is past any two rotations' distance (2 |x_p|): nothing could fail there.
+template <class BoundOf>
+Outcome two_calls_under_contract(tol::RopeContract c, DType dt, const RopeCase& rc, const std::vector<float>& x,
+                                 const std::vector<float>& a, const std::vector<float>& b, BoundOf bound_of,
+                                 const char* position_name) {
+  Outcome o = against_pair_bounds(rc.spec, rc.heads, dt, x, as_double(a), as_double(b), 1.0, bound_of,
+                                  [&](std::size_t token, int, double bound) {
+                                    return fmt::format("{}={}, the {} contract's bound there {:.4g} u", position_name,
+                                                       rc.positions[token], tol::contract_name(c), bound);
+                                  });
+  double least = std::numeric_limits<double>::infinity();
+  for (std::size_t t = 0; t < rc.positions.size(); ++t)
+    for (int p = 0; p < rc.spec.rotary_dim / 2; ++p) least = std::min(least, bound_of(t, p));
+  o.trivial = least >= 2 / unit_roundoff(dt);
+  return o;
 }
 
 }  // namespace pecheck::props

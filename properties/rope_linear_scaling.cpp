@@ -42,21 +42,11 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
     // the scaled frequencies), and both exact values equal: the two bounds added, pair by pair.
     const measure::ContractBounds scaled_bounds(dt, c.spec), plain_bounds(dt, plain.spec);
     const auto bound_of = [&](std::size_t token, int p) {
-      return linear_scaling_contract_bound(params.rope_contract, scaled_bounds, plain_bounds, p, stretched[token],
-                                           c.positions[token]);
+      return two_calls_contract_bound(params.rope_contract, scaled_bounds, plain_bounds, p, stretched[token],
+                                      c.positions[token]);
     };
-    Outcome u =
-        against_pair_bounds(c.spec, c.heads, dt, x, as_double(scaled), as_double(direct), 1.0, bound_of,
-                            [&](std::size_t token, int, double b) {
-                              return fmt::format("m={}, the {} contract's bound there {:.4g} u", c.positions[token],
-                                                 tol::contract_name(params.rope_contract), b);
-                            });
+    Outcome u = two_calls_under_contract(params.rope_contract, dt, c, x, scaled, direct, bound_of, "m");
     u.where += calls;
-    // Where every pair's bound is past any two rotations' distance (2 |x_p|), nothing could fail.
-    double least = std::numeric_limits<double>::infinity();
-    for (std::size_t t = 0; t < c.positions.size(); ++t)
-      for (int p = 0; p < c.spec.rotary_dim / 2; ++p) least = std::min(least, bound_of(t, p));
-    u.trivial = least >= 2 / unit_roundoff(dt);
     return u;
   }
   const WorstOf worst = worst_pair_error(c, dt, x, as_double(scaled), as_double(direct), 1.0);

@@ -3,12 +3,14 @@
 // everywhere theta_p / s; NTK theta_p at p = 0 and theta_p / s at the last pair; YaRN theta_p below
 // the fast correction dim and theta_p / s above the slow one; Llama 3 theta_p for wavelengths
 // below L0 / high_freq_factor and theta_p / s above L0 / low_freq_factor; LongRoPE theta_p / e_p
-// for every pair, e the long factors when L > L0, else the short ones.
+// for every pair, e the long factors when L > L0, else the short ones (each reading within the
+// stated contract's bound on the pair).
 // Doc: docs/properties/rope.scaled_frequency_bounds.md
 #include <cmath>
 #include <numbers>
 #include <optional>
 
+#include "harness/rope_measure.hpp"
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "properties/catalogue.hpp"
@@ -119,11 +121,21 @@ std::vector<Probe> probes(const RopeSpec& s) {
   return out;
 }
 
-Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
-  Outcome o{.bound_u = tol::rope_angle(dt)};
+/// How far a probe's angle may read from the rule's, in u radians: a unit pair rotated within
+/// e u (normwise) has its angle within asin(e u) <= e u (1 + (e u)^2). e is E under the exact
+/// contract, else the contract's bound on the pair at the probe's position.
+double angle_bound(const RunParams& params, DType dt, const measure::ContractBounds& bounds, const Probe& pr) {
+  if (params.rope_contract == tol::RopeContract::exact) return tol::rope_angle(dt);
+  const double e = bounds.at(params.rope_contract, pr.pair, pr.position), eu = e * unit_roundoff(dt);
+  return e * (1 + eu * eu);
+}
+
+Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params) {
   // Each token carries the unit vector e_a of its pair (the pair's first dim) and sits at the
   // probe's position; atan2 of the rotated pair reads back P * inv_freq_p.
   const std::vector<Probe> ps = probes(c.spec);
+  const measure::ContractBounds bounds(dt, c.spec);
+  Outcome o{.bound_u = angle_bound(params, dt, bounds, ps.front())};
   RopeCase probe = c;
   probe.heads = 1;
   probe.positions.clear();
@@ -134,18 +146,21 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
     x[t * hd + static_cast<std::size_t>(ref::rope_pair(c.spec, ps[t].pair).first)] = 1.0f;
   }
   const double u = unit_roundoff(dt);
-  // A pin whose angle at its farthest probe is within the bound of 0 could not tell its frequency
-  // from 0: the case is trivial.
+  // A pin whose angle at its farthest probe is within that probe's bound of 0 could not tell its
+  // frequency from 0: the case is trivial.
   std::vector<long double> pinned_angle(static_cast<std::size_t>(c.spec.rotary_dim / 2), -1);
+  std::vector<double> pinned_bound(pinned_angle.size(), 0);
   for (const Probe& pr : ps)
     if (pr.allowed.exact) {
-      long double& best = pinned_angle[static_cast<std::size_t>(pr.pair)];
-      best = std::max(best, pr.position * *pr.allowed.exact);
+      const std::size_t i = static_cast<std::size_t>(pr.pair);
+      if (pr.position * *pr.allowed.exact > pinned_angle[i])
+        pinned_angle[i] = pr.position * *pr.allowed.exact, pinned_bound[i] = angle_bound(params, dt, bounds, pr);
     }
-  for (long double angle : pinned_angle) o.trivial = o.trivial || (angle >= 0 && angle <= o.bound_u * u);
+  for (std::size_t i = 0; i < pinned_angle.size(); ++i)
+    o.trivial = o.trivial || (pinned_angle[i] >= 0 && pinned_angle[i] <= pinned_bound[i] * u);
   const auto y = encoder_rope(enc, dt, probe, x, probe.positions, o.failure);
   if (!o.failure.empty()) return o;
-  WorstOf worst;
+  WorstOf worst;  // of miss / bound: the probe closest to its own bound is the case's measurement
   for (std::size_t t = 0; t < ps.size(); ++t) {
     const int p = ps[t].pair;
     const auto [ia, ib] = ref::rope_pair(c.spec, p);
@@ -158,7 +173,9 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
       miss = std::fabs(angle - P * *a.exact);
     else if (!ps[t].pin_only)
       miss = std::max({P * a.lo - angle, angle - P * a.hi, 0.0L});
-    worst.offer(static_cast<double>(miss) / u, [&] {
+    const double bound = angle_bound(params, dt, bounds, ps[t]), error = static_cast<double>(miss) / u;
+    worst.offer(error / bound, [&] {
+      o.error_u = error, o.bound_u = bound;
       return fmt::format("pair {} at position {}: inv_freq {:.9g}, rule allows {}", p, static_cast<std::int64_t>(P),
                          static_cast<double>(angle / P),
                          a.exact
@@ -166,7 +183,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c) {
                              : fmt::format("[{:.9g}, {:.9g}]", static_cast<double>(a.lo), static_cast<double>(a.hi)));
     });
   }
-  return worst.store(o);
+  o.where = worst.where;
+  return o;
 }
 
 }  // namespace

@@ -24,6 +24,29 @@ Real frequency_from_log_base(int p, int d, const Real& log_base) {
   return exp(-(Real(2 * p) / Real(d)) * log_base);
 }
 
+/// The logarithm of the base whose powers base^(-2p/d) the rule's frequencies start from: NTK's
+/// base b s^(d/(d-2)) and dynamic NTK's b sigma^(d/(d-2)) past L0 (sigma = s L / L0 - (s - 1)), b
+/// itself for every other rule (which divide or blend b's powers afterwards).
+template <class Real>
+Real rope_log_base(const RopeSpec& s) {
+  using std::log;
+  const RopeScaling& sc = s.scaling;
+  const int d = s.rotary_dim;
+  const Real factor(sc.factor);
+  switch (sc.kind) {
+    case RopeScalingKind::ntk:
+      return log(Real(s.base)) + Real(d) / Real(d - 2) * log(factor);
+    case RopeScalingKind::dynamic_ntk: {
+      if (sc.seq_len <= sc.original_max_position) break;
+      const Real stretch = factor * Real(sc.seq_len) / Real(sc.original_max_position) - (factor - 1);
+      return log(Real(s.base)) + Real(d) / Real(d - 2) * log(stretch);
+    }
+    default:
+      break;
+  }
+  return log(Real(s.base));
+}
+
 /// YaRN's correction dimension: the pair index whose wavelength fits `rotations` times into L0,
 /// d log(L0 / (2 pi rotations)) / (2 log base).
 template <class Real>
@@ -57,7 +80,6 @@ Real yarn_extrapolation_weight(const RopeSpec& s, int p) {
 /// the pairs past rotated_pairs (HF's proportional rope_type keeps them still).
 template <class Real>
 Real rope_inv_freq(const RopeSpec& s, int p) {
-  using std::log;
   const RopeScaling& sc = s.scaling;
   if (sc.rotated_pairs != 0 && p >= sc.rotated_pairs) return Real(0);
   const int d = s.rotary_dim;
@@ -69,12 +91,10 @@ Real rope_inv_freq(const RopeSpec& s, int p) {
     case RopeScalingKind::linear:
       return theta / factor;
     case RopeScalingKind::ntk:  // base' = base * s^(d/(d-2))
-      return frequency_from_log_base<Real>(p, d, log(Real(s.base)) + Real(d) / Real(d - 2) * log(factor));
-    case RopeScalingKind::dynamic_ntk: {
+      return frequency_from_log_base<Real>(p, d, rope_log_base<Real>(s));
+    case RopeScalingKind::dynamic_ntk:
       if (sc.seq_len <= sc.original_max_position) return theta;
-      const Real stretch = factor * Real(sc.seq_len) / Real(sc.original_max_position) - (factor - 1);
-      return frequency_from_log_base<Real>(p, d, log(Real(s.base)) + Real(d) / Real(d - 2) * log(stretch));
-    }
+      return frequency_from_log_base<Real>(p, d, rope_log_base<Real>(s));
     case RopeScalingKind::yarn: {
       const Real w = yarn_extrapolation_weight<Real>(s, p);
       return theta / factor * (1 - w) + theta * w;

@@ -51,7 +51,7 @@ TEST(ContractSettle, AFailingPerCallLawStepsTheVerdictDownToWhereItHolds) {
   const std::vector<JudgedLaw> laws = {{&property("rope.agrees_with_reference"), &agreement},
                                        {&property("rope.orthogonal"), &orthogonal, &orthogonal_params},
                                        {&property("rope.inverse"), &inverse}};
-  ASSERT_TRUE(settle_contract(v, laws, RunParams{.seed = 3}, "enc", law_holding_from(C::fp32_angles, asked)));
+  ASSERT_TRUE(settle_contract(v, laws, RunParams{.seed = 3}, law_holding_from(C::fp32_angles, asked)));
   EXPECT_EQ(v.met, C::fp32_angles);
   EXPECT_EQ(asked, (std::vector{C::dtype_trig, C::fp32_angles}));  // only the failed law, weaker step by step
   ASSERT_EQ(v.misses.size(), 2u);
@@ -74,16 +74,16 @@ TEST(ContractSettle, AnAskedContractACrashOrALawFailingEverywhereChangesNothing)
 
   ContractVerdict named = met(C::exact);
   named.asked = C::exact;
-  EXPECT_FALSE(settle_contract(named, laws, {}, "enc", law_holding_from(C::exact, asked)));
+  EXPECT_FALSE(settle_contract(named, laws, {}, law_holding_from(C::exact, asked)));
 
   ContractVerdict crashed{.op = Op::rope_apply, .dtype = DType::bf16, .crashed = true};
-  EXPECT_FALSE(settle_contract(crashed, laws, {}, "enc", law_holding_from(C::exact, asked)));
+  EXPECT_FALSE(settle_contract(crashed, laws, {}, law_holding_from(C::exact, asked)));
   EXPECT_TRUE(asked.empty());
 
   // A law no contract accepts is the encoder's failure: the verdict and the result stay.
   ContractVerdict v = met(C::exact);
   const PropertyResult before = orthogonal;
-  EXPECT_FALSE(settle_contract(v, laws, {}, "enc", [&](const Property& p, const RunParams& params) {
+  EXPECT_FALSE(settle_contract(v, laws, {}, [&](const Property& p, const RunParams& params) {
     asked.push_back(params.rope_contract);
     return result(p.id, Verdict::fail);
   }));
@@ -93,17 +93,22 @@ TEST(ContractSettle, AnAskedContractACrashOrALawFailingEverywhereChangesNothing)
   EXPECT_EQ(asked, (std::vector{C::dtype_trig, C::fp32_angles}));
 }
 
-TEST(ContractSettle, ALawWithNoBoundUnderTheWeakerContractIsNotJudgedThere) {
+TEST(ContractSettle, EveryLawIsJudgedUnderTheWeakerContract) {
+  // sinusoidal.injectivity compares rows: under a weaker contract it runs with that contract's
+  // bounds, below the fp32-angles ceiling of the laws that compare calls.
   ContractVerdict v = met(C::exact);
   v.op = Op::sinusoidal_table;
   PropertyResult injective = result("sinusoidal.injectivity", Verdict::fail, "pos=9");
   std::vector<C> asked;
-  ASSERT_TRUE(settle_contract(v, {{&property("sinusoidal.injectivity"), &injective}}, {}, "enc",
-                              law_holding_from(C::exact, asked)));
-  EXPECT_TRUE(asked.empty());  // never run under a contract it has no bound for
-  EXPECT_EQ(v.met, C::dtype_trig);
-  EXPECT_EQ(injective.verdict, Verdict::skip);
-  EXPECT_EQ(injective.message.rfind("not judged:", 0), 0u) << injective.message;
+  std::optional<RunParams> ran;
+  ASSERT_TRUE(settle_contract(v, {{&property("sinusoidal.injectivity"), &injective, &ran}}, {},
+                              law_holding_from(C::fp32_angles, asked)));
+  EXPECT_EQ(asked, (std::vector{C::dtype_trig, C::fp32_angles}));
+  EXPECT_EQ(v.met, C::fp32_angles);
+  EXPECT_EQ(injective.verdict, Verdict::pass);
+  ASSERT_TRUE(ran.has_value());
+  EXPECT_EQ(ran->rope_contract, C::fp32_angles);
+  EXPECT_EQ(ran->max_position, tol::rope_law_ceiling(C::fp32_angles, DType::bf16));
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // RoPE's relational laws under a weaker accuracy contract (properties/rope_contract_laws.hpp,
 // docs/error-model.md "The relational laws under a contract"): an encoder with fp32 angles, which
-// the exact contract's bounds fail, holds rope.relative, rope.composition,
-// rope.offset_invariance and rope.linear_scaling under the fp32-angles contract below its ceiling, in every dtype, on
-// non-trivial cases; the bugs those laws catch are still caught under it. Axial 2-D RoPE with fp32
-// angles per axis holds rope2d.relative under fp32-angles too.
+// the exact contract's bounds fail, holds rope.relative, rope.composition, rope.offset_invariance,
+// rope.linear_scaling and rope.ntk_base under the fp32-angles contract below its ceiling, and reads
+// its scaled frequencies within it (rope.scaled_frequency_bounds), in every dtype, on non-trivial
+// cases; the bugs those laws catch are still caught under it. Axial 2-D RoPE
+// with fp32 angles per axis holds rope2d.relative under fp32-angles too, HF's M-RoPE mrope.relative.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,7 +37,8 @@ RunParams under_fp32_angles(DType dt) {
   return params;
 }
 
-constexpr const char* kLaws[] = {"rope.relative", "rope.composition", "rope.offset_invariance", "rope.linear_scaling"};
+constexpr const char* kLaws[] = {"rope.relative",       "rope.composition", "rope.offset_invariance",
+                                 "rope.linear_scaling", "rope.ntk_base",    "rope.scaled_frequency_bounds"};
 
 TEST(RopeContractLaws, OnlyTheFp32AnglesContractHasACeiling) {
   for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
@@ -148,6 +150,70 @@ TEST(RopeContractLaws, MropeRelativeHoldsUnderFp32AnglesAndFailsTheExactBound) {
             Verdict::fail);
 }
 
+/// NTK with fp32 frequencies, formed one of two ways: HF's (_compute_dynamic_ntk_parameters), the
+/// scaled base b' in double and inv_freq = 1 / b'^(2p/d) in fp32, the power taken of the larger
+/// base; or by stretch, theta_p = b^(-2p/d) times sigma^(-2p/(d-2)), each power in fp32 (a path
+/// that plain RoPE at b' does not share). Then pos * inv_freq in fp32, cos and sin of that angle,
+/// the result stored in the dtype.
+class Fp32NtkRope final : public Offering<RopeApply> {
+ public:
+  using Offering::run;
+  explicit Fp32NtkRope(bool by_stretch) : by_stretch_(by_stretch) {}
+  std::string name() const override { return by_stretch_ ? "fp32-ntk-by-stretch" : "hf-fp32-ntk"; }
+  void run(const RopeApply& c) override {
+    const RopeSpec& s = c.spec;
+    const RopeScaling& sc = s.scaling;
+    if (sc.kind != RopeScalingKind::none && sc.kind != RopeScalingKind::ntk && sc.kind != RopeScalingKind::dynamic_ntk)
+      throw Unsupported("only NTK and plain RoPE");
+    const double d = s.rotary_dim;
+    double stretch = 1;
+    if (sc.kind == RopeScalingKind::ntk) stretch = sc.factor;
+    if (sc.kind == RopeScalingKind::dynamic_ntk && sc.seq_len > sc.original_max_position)
+      stretch =
+          sc.factor * static_cast<double>(sc.seq_len) / static_cast<double>(sc.original_max_position) - (sc.factor - 1);
+    const double base = s.base * std::pow(stretch, d / (d - 2));
+    const std::size_t hd = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(c.heads);
+    for (int p = 0; p < s.rotary_dim / 2; ++p) {
+      const float inv =
+          by_stretch_
+              ? std::pow(static_cast<float>(s.base), static_cast<float>(-2 * p) / static_cast<float>(d)) *
+                    std::pow(static_cast<float>(stretch), static_cast<float>(-2 * p) / static_cast<float>(d - 2))
+              : 1.0f / std::pow(static_cast<float>(base), static_cast<float>(2 * p) / static_cast<float>(d));
+      const auto [i, j] = ref::rope_pair(s, p);
+      for (std::size_t t = 0; t < c.positions.size(); ++t) {
+        const double angle = static_cast<double>(static_cast<float>(c.positions[t]) * inv);
+        const double cs = std::cos(angle), sn = std::sin(angle);
+        for (std::size_t h = 0; h < H; ++h) {
+          float* x = c.x.data() + (t * H + h) * hd;
+          const double xi = x[i], xj = x[j];
+          x[i] = round_to(c.dtype, xi * cs - xj * sn);
+          x[j] = round_to(c.dtype, xi * sn + xj * cs);
+        }
+      }
+    }
+  }
+
+ private:
+  bool by_stretch_;
+};
+
+TEST(RopeContractLaws, NtkBaseHoldsForFp32NtkUnderItsContract) {
+  for (const bool by_stretch : {false, true}) {
+    Fp32NtkRope enc(by_stretch);
+    for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+      const PropertyResult r = property("rope.ntk_base").run(enc, dt, under_fp32_angles(dt));
+      EXPECT_EQ(r.verdict, Verdict::pass) << enc.name() << " " << dtype_name(dt) << ": " << r.message;
+      EXPECT_GE(r.nontrivial_cases, 90) << enc.name() << " " << dtype_name(dt);
+    }
+  }
+  // HF's way shares the plain call's path (one fp32 power of b'), so it may pass the exact bound
+  // too; by stretch it does not, and the exact contract's constant fails it.
+  Fp32NtkRope by_stretch(true);
+  const PropertyResult exact =
+      property("rope.ntk_base").run(by_stretch, DType::f32, RunParams{.seed = 5, .cases = 100});
+  EXPECT_EQ(exact.verdict, Verdict::fail) << exact.message;
+}
+
 TEST(RopeContractLaws, TheExactContractsBoundsFailFp32Angles) {
   // What the contract-aware bounds are for: judged by the exact constants, a correct fp32-angle
   // encoder fails a law that compares calls.
@@ -172,6 +238,19 @@ TEST(RopeContractLaws, TheLawsStillCatchTheirBugsUnderFp32Angles) {
             Verdict::fail);
   EXPECT_EQ(property("rope.offset_invariance")
                 .run(*mutant("RoPE cache clamped at 8192 positions"), DType::f32, under_fp32_angles(DType::f32))
+                .verdict,
+            Verdict::fail);
+  // llama.cpp PR 8676 (Llama 3's rule ignored) and the factor applied twice: each scaled frequency
+  // read back at a quarter turn is far outside the rule under fp32 angles too.
+  for (const char* name :
+       {"Llama 3 scaling ignored", "RoPE scale applied twice: linear/YaRN interpolation at inv_freq / s^2"})
+    EXPECT_EQ(
+        property("rope.scaled_frequency_bounds").run(*mutant(name), DType::f32, under_fp32_angles(DType::f32)).verdict,
+        Verdict::fail)
+        << name;
+  // vLLM issue 3488: dynamic NTK's base formed once, for the longest length, short prompts included.
+  EXPECT_EQ(property("rope.ntk_base")
+                .run(*mutant("dynamic NTK computed once at max length"), DType::f32, under_fp32_angles(DType::f32))
                 .verdict,
             Verdict::fail);
 }

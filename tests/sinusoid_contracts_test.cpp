@@ -2,8 +2,8 @@
 // docs/error-model.md sinusoidal.entry.*), judged by sinusoidal.agrees_with_reference: a table built
 // as transformers' fairseq modules build it (frequencies, angles, sin and cos all in fp32) fails the
 // exact contract and meets the fp32-angles one; the same table with the wrong base fails even that.
-// The laws comparing rows (shift_linearity, offset_inner_product) hold under fp32-angles too, and
-// still catch angles rounded to bf16.
+// The laws comparing rows (shift_linearity, offset_inner_product, injectivity) hold under
+// fp32-angles too, and still catch angles rounded to bf16.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/encoders.hpp"
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "interface/encoder.hpp"
@@ -103,7 +104,7 @@ TEST(SinusoidContracts, TheLawsComparingRowsHoldUnderFp32AnglesAndCatchBf16Angle
   RunParams params = exact;
   params.rope_contract = tol::RopeContract::fp32_angles;
   params.max_position = tol::rope_law_ceiling(params.rope_contract, DType::f32);
-  for (const char* id : {"sinusoidal.shift_linearity", "sinusoidal.offset_inner_product"}) {
+  for (const char* id : {"sinusoidal.shift_linearity", "sinusoidal.offset_inner_product", "sinusoidal.injectivity"}) {
     const PropertyResult r = property(id).run(table, DType::f32, params);
     EXPECT_EQ(r.verdict, Verdict::pass) << id << ": " << r.counterexample << " " << r.message;
     EXPECT_GE(r.nontrivial_cases, 90) << id;
@@ -112,6 +113,20 @@ TEST(SinusoidContracts, TheLawsComparingRowsHoldUnderFp32AnglesAndCatchBf16Angle
   }
   // What the contract's bounds are for: the exact constants refuse the correct fp32 table.
   EXPECT_EQ(property("sinusoidal.shift_linearity").run(table, DType::f32, exact).verdict, Verdict::fail);
+}
+
+TEST(SinusoidContracts, InjectivityUnderFp32AnglesJudgesMostCasesInEveryDtype) {
+  // The bound grows with the position: below the ceiling most windows still have a margin the rows
+  // could fail to keep (drawn specs, the scalar backend, which meets every contract).
+  const auto scalar = make_encoder("scalar");
+  for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
+    RunParams params{.seed = 7, .cases = 100};
+    params.rope_contract = tol::RopeContract::fp32_angles;
+    params.max_position = tol::rope_law_ceiling(params.rope_contract, dt);
+    const PropertyResult r = property("sinusoidal.injectivity").run(*scalar, dt, params);
+    EXPECT_EQ(r.verdict, Verdict::pass) << dtype_name(dt) << ": " << r.message;
+    EXPECT_GE(r.nontrivial_cases, 90) << dtype_name(dt);
+  }
 }
 
 }  // namespace

@@ -188,16 +188,13 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
     for (const Property* p : selected) {
       if (!p->applies(dt)) continue;
       PropertyResult r;
-      std::string why;
-      std::optional<RunParams> rp = verdict ? params_under(*p, *verdict, params, why) : std::optional(params);
+      const RunParams rp = verdict ? params_under(*p, *verdict, params) : params;
       if (p == agreement && verdict) {
         r = decided;
       } else if (auto skip = skip_reason(*p, mode, params.pins.get(), name)) {
         r = skipped_result(*p, name, dt, seed, *skip);
-      } else if (!rp) {
-        r = skipped_result(*p, name, dt, seed, why);
       } else {
-        r = run_one(*p, dt, *rp);
+        r = run_one(*p, dt, rp);
       }
       rows.push_back({p, std::move(r), rp});
     }
@@ -205,7 +202,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
       std::vector<JudgedLaw> laws;  // a row settle_contract re-runs states the contract it ran under
       for (Row& row : rows)
         if (row.params) laws.push_back({row.property, &row.result, &row.params});
-      settle_contract(*verdict, laws, params, name,
+      settle_contract(*verdict, laws, params,
                       [&](const Property& p, const RunParams& rp) { return run_one(p, dt, rp); });
       verdicts.push_back(verdict->json());
     }

@@ -15,7 +15,7 @@ from .discover import text_config
 from .rope import head_dim_of, stated_text
 from .subject import NotCallable, Subject
 
-# mrope.relative is bounded under the exact contract only (not judged under a weaker one): shown, not asserted.
+# mrope.relative is shown, not asserted: the zoo asserts agreement only.
 LAWS = dict(contracts=("exact", "dtype-trig", "fp32-angles"), asserted=("mrope.agrees_with_reference",),
             reported=("mrope.relative",))
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from . import discover
 from .subject import NotCallable, Subject
 
-# rope2d.relative is bounded under the exact contract only (not judged under a weaker one): shown, not asserted.
+# rope2d.relative is shown, not asserted: the zoo asserts agreement only.
 LAWS = dict(contracts=("exact", "dtype-trig", "fp32-angles"), asserted=("rope2d.agrees_with_reference",),
             reported=("rope2d.relative",))
 
