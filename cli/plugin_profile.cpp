@@ -84,9 +84,11 @@ Dump profile_dump(Kind kind, DType dt, const std::string& plugin) {
 
 }  // namespace
 
-std::optional<plugin::Declaration> probe_plugin(const std::string& path, double timeout_s) {
+std::optional<plugin::Declaration> probe_plugin(VerifyOptions& o) {
   try {
-    return plugin::probe(path, timeout_s);
+    plugin::Declaration d = plugin::probe(o.plugin, o.timeout_s);
+    o.ftz = o.ftz || d.flushes_subnormals();  // a platform convention the plugin declares, as --ftz states it
+    return d;
   } catch (const plugin::LoadError& e) {
     throw UsageError(e.what());
   } catch (const plugin::LoadCrash& e) {
@@ -106,7 +108,8 @@ std::string describe_plugin(const plugin::Declaration& d) {
   }
   for (DType dt : kAllDTypes)
     if (d.dtypes >> static_cast<int>(dt) & 1u) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : " ", dtype_name(dt));
-  return fmt::format("plugin {} ({}): {}; stores {}", d.name, d.path, ops, dtypes);
+  return fmt::format("plugin {} ({}): {}; stores {}{}", d.name, d.path, ops, dtypes,
+                     d.flushes_subnormals() ? "; flushes subnormals to zero (declared: PECHECK_FLAG_FTZ)" : "");
 }
 
 std::optional<std::string> plugin_skip_reason(const plugin::Declaration& d, const Property& p, DType dt) {

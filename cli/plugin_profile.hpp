@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/commands.hpp"
 #include "cli/dump_report.hpp"
 #include "harness/property.hpp"
 #include "interface/backend.hpp"
@@ -28,9 +29,10 @@ struct Profile {
   std::string failure;             ///< else why the plugin did not return them (a crash, a hang)
 };
 
-/// Opens the plugin in a child: its declaration, or nothing when it crashed while loading (said
-/// on stderr; the caller exits 3). An unusable plugin is a UsageError.
-std::optional<plugin::Declaration> probe_plugin(const std::string& path, double timeout_s);
+/// Opens o.plugin in a child: its declaration, or nothing when it crashed while loading (said
+/// on stderr; the caller exits 3). An unusable plugin is a UsageError. A platform convention the
+/// plugin declares becomes the run's: PECHECK_FLAG_FTZ sets o.ftz, as --ftz would.
+std::optional<plugin::Declaration> probe_plugin(VerifyOptions& o);
 
 /// "plugin NAME (PATH): ops (honours the spec | opaque convention); stores dtypes".
 std::string describe_plugin(const plugin::Declaration& d);

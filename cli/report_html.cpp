@@ -228,15 +228,16 @@ int report_html(VerifyOptions o, const std::string& path) {
   const auto backends = select_backends(o.backend);
   const auto properties = select_properties(o.property);
   const auto dtypes = select_dtypes(o.dtype);
+  // A plugin is probed before the run starts: a platform convention it declares is the run's.
+  std::optional<plugin::Declaration> probed;
+  if (!o.plugin.empty() && !(probed = probe_plugin(o))) return 3;
   VerifyRun run = start_run(o, "report");
   // What is drawn: pecheck's own backends, a plugin (its catalogue run and its profile), or dumps.
   std::vector<Profile> profiles;
   DumpSetReading dumps;
   std::vector<MeasuredCurve> curves;
   std::string subject = "pecheck's backends";
-  if (!o.plugin.empty()) {
-    const auto probed = probe_plugin(o.plugin, o.timeout_s);
-    if (!probed) return 3;
+  if (probed) {
     const plugin::Declaration& d = *probed;
     const Backend b = plugin::as_backend(d);
     run.total = count_units({&b}, properties, dtypes, o);

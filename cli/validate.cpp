@@ -20,7 +20,7 @@ int validate(VerifyOptions o) {
   check_common_options(o);
   const auto properties = select_properties(o.property);
   const auto dtypes = select_dtypes(o.dtype);
-  const auto probed = probe_plugin(o.plugin, o.timeout_s);
+  const auto probed = probe_plugin(o);
   if (!probed) return 3;
   const plugin::Declaration& d = *probed;
   const Backend b = plugin::as_backend(d);

@@ -135,7 +135,7 @@ VerifyRun start_run(const VerifyOptions& o, std::string_view command) {
   std::cout << fmt::format(
       "pecheck {}: seed {}, {} cases per property x encoder x dtype{}{}\n", command, run.seed, run.cases,
       o.shard_count > 1 ? fmt::format(", shard {}/{}", o.shard_index, o.shard_count) : "",
-      o.ftz ? "; judged as flushing subnormals to zero (--ftz: no input below FLT_MIN is drawn)" : "");
+      o.ftz ? "; judged as flushing subnormals to zero (stated: no input below FLT_MIN is drawn)" : "");
   return run;
 }
 
@@ -159,7 +159,7 @@ void run_catalogue(const Backend& b, const std::vector<const Property*>& propert
                                                               : std::nullopt;
       if (skipped) {
         run.results.push_back(skipped_result(*p, b.name, dt, run.seed, *skipped));
-      } else if (auto done = ladder.ready(*p, dt, b.name, run.seed)) {  // the ladder's agreement, or not judged
+      } else if (auto done = ladder.ready(*p, dt)) {  // the ladder's agreement
         run.results.push_back(std::move(*done));
       } else {  // each property x encoder x dtype in its own child process: a crash is a result
         run.results.push_back(run_timed(*p, b, dt, ladder.params(*p, dt, params), o));

@@ -180,7 +180,7 @@ std::string ftz_probe(Encoder& e, DType dt, const RopeSpec& called) {
   }
   return "it flushes subnormal inputs to zero (at position 0, where R_0 = I, each input below FLT_MIN came back 0 "
          "and every other unchanged): where its platform does (XLA on CPU; CUDA or Triton built with fast math), "
-         "state it (--ftz, ftz=True)";
+         "state it (--ftz, ftz=True, a plugin's PECHECK_FLAG_FTZ)";
 }
 
 /// Both clauses, where both have something to say.

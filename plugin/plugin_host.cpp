@@ -14,6 +14,7 @@ namespace {
 
 constexpr std::uint32_t kKnownDtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16);
 constexpr std::uint32_t kKnownOps = (1u << (PECHECK_OP_MROPE_APPLY + 1)) - 1;
+constexpr std::uint32_t kKnownFlags = PECHECK_FLAG_FTZ;
 
 /// dlopen searches the library path for a bare name; a user means the file in this directory.
 std::string dlopen_path(const std::string& path) { return path.find('/') == std::string::npos ? "./" + path : path; }
@@ -26,6 +27,10 @@ decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p) {
 
 std::uint32_t abi_revision(const pecheck_plugin& p) {
   return p.struct_size >= offsetof(pecheck_plugin, abi_revision) + sizeof p.abi_revision ? p.abi_revision : 0;
+}
+
+std::uint32_t platform_flags(const pecheck_plugin& p) {
+  return p.struct_size >= offsetof(pecheck_plugin, flags) + sizeof p.flags ? p.flags : 0;
 }
 
 std::uint32_t offered_ops(const pecheck_plugin& p) {
@@ -63,13 +68,21 @@ const pecheck_plugin* open_plugin(const std::string& path) {
     throw LoadError(fmt::format("plugin '{}': dtype mask {:#x} is empty or names unknown dtypes", path, p->dtypes));
   if (p->conventions & ~kKnownOps)
     throw LoadError(fmt::format("plugin '{}': convention mask {:#x} names unknown operations", path, p->conventions));
+  if (platform_flags(*p) & ~kKnownFlags)
+    throw LoadError(
+        fmt::format("plugin '{}': flags {:#x} name unknown platform conventions", path, platform_flags(*p)));
   if (offered_ops(*p) == 0) throw LoadError(fmt::format("plugin '{}' offers no operation", path));
   return p;
 }
 
 Declaration declaration_of(const std::string& path, const pecheck_plugin& p) {
   const std::uint32_t ops = offered_ops(p);
-  return {.path = path, .name = p.name, .dtypes = p.dtypes, .conventions = p.conventions & ops, .ops = ops};
+  return {.path = path,
+          .name = p.name,
+          .dtypes = p.dtypes,
+          .conventions = p.conventions & ops,
+          .ops = ops,
+          .flags = platform_flags(p)};
 }
 
 Declaration probe(const std::string& path, double timeout_s) {
@@ -77,7 +90,11 @@ Declaration probe(const std::string& path, double timeout_s) {
       [&] {
         try {
           const Declaration d = declaration_of(path, *open_plugin(path));
-          return nlohmann::json{{"name", d.name}, {"dtypes", d.dtypes}, {"conventions", d.conventions}, {"ops", d.ops}}
+          return nlohmann::json{{"name", d.name},
+                                {"dtypes", d.dtypes},
+                                {"conventions", d.conventions},
+                                {"ops", d.ops},
+                                {"flags", d.flags}}
               .dump();
         } catch (const LoadError& e) {
           return nlohmann::json{{"error", e.what()}}.dump();
@@ -91,7 +108,8 @@ Declaration probe(const std::string& path, double timeout_s) {
           .name = j.at("name").get<std::string>(),
           .dtypes = j.at("dtypes").get<std::uint32_t>(),
           .conventions = j.at("conventions").get<std::uint32_t>(),
-          .ops = j.at("ops").get<std::uint32_t>()};
+          .ops = j.at("ops").get<std::uint32_t>(),
+          .flags = j.at("flags").get<std::uint32_t>()};
 }
 
 std::optional<int> abi_op(Op op) {

@@ -33,6 +33,10 @@ struct Declaration {
   std::uint32_t dtypes = 0;       ///< mask of 1 << PECHECK_F32 ...
   std::uint32_t conventions = 0;  ///< mask of 1 << PECHECK_OP_*: ops that honour the spec
   std::uint32_t ops = 0;          ///< mask of 1 << PECHECK_OP_*: ops with an entry point
+  std::uint32_t flags = 0;        ///< mask of PECHECK_FLAG_*: the platform's conventions
+
+  /// PECHECK_FLAG_FTZ: judged as --ftz judges (RunParams::ftz).
+  bool flushes_subnormals() const { return (flags & PECHECK_FLAG_FTZ) != 0; }
 };
 
 /// Opens the plugin in a child process and returns its declaration.
@@ -50,6 +54,8 @@ std::uint32_t offered_ops(const pecheck_plugin& p);
 decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p);
 /// The descriptor's abi_revision, 0 when it ends before that field (built against an older header).
 std::uint32_t abi_revision(const pecheck_plugin& p);
+/// The descriptor's flags, 0 when it ends before that field.
+std::uint32_t platform_flags(const pecheck_plugin& p);
 
 /// The ABI's number for an operation, or none (the 2-D operations are not in ABI 1).
 std::optional<int> abi_op(Op op);

@@ -2,7 +2,8 @@
 # pecheck validate --plugin on the C example (examples/plugin-c) and copies with planted bugs:
 # the correct plugin passes (exit 0), a catalogue mutant fails with a counterexample and a replay
 # command that fails again (exit 1), fp32 angles are profiled per octave of position with the
-# contract they meet, an out-of-bounds write is a crash with the case while the
+# contract they meet, a plugin that flushes subnormals fails unless it declares it
+# (PECHECK_FLAG_FTZ), an out-of-bounds write is a crash with the case while the
 # other properties are still reported (exit 3), and unusable plugins are one line and exit 2.
 set -euo pipefail
 src=$1
@@ -98,6 +99,27 @@ first = "none" if "(under none;" in row["message"] else "linear" if "(under line
 rules = {first} | {o["rule"] for o in row.get("other_rules", [])}
 assert rules == {"none", "linear"}, row
 assert all(o["counterexample"] and o["message"] for o in row["other_rules"]), row
+PY
+
+# A plugin that flushes subnormals (a fast-math build) fails where it meets one, and the failure
+# says what it does; declared (PECHECK_FLAG_FTZ), that is its platform's convention and every law
+# holds, as under --ftz.
+flush=$(build flush PLANT_FLUSH_SUBNORMALS)
+expect 1 flush -- run --plugin "$flush" --property 'rope.*' --dtype f32
+has flush.out "FAIL rope.agrees_with_reference / example-c-rope-sinusoidal / f32"
+has flush.out "it flushes subnormal inputs to zero"
+has flush.out "a plugin's PECHECK_FLAG_FTZ"
+declared=$(build declared-ftz "PLANT_FLUSH_SUBNORMALS;DECLARE_FTZ")
+expect 0 declared -- run --plugin "$declared" --property 'rope.*' --json "$tmp/declared.json"
+has declared.out "judged as flushing subnormals to zero"
+has declared.out "flushes subnormals to zero (declared: PECHECK_FLAG_FTZ)"
+python3 - "$tmp/declared.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+assert report["ftz"] is True, report.get("ftz")
+ran = [r for r in report["results"] if r["verdict"] == "pass"]
+assert {r["property"] for r in ran} >= {"rope.agrees_with_reference", "rope.orthogonal", "rope.inverse"}, ran
+assert all(r["verdict"] in ("pass", "skip") for r in report["results"]), report["results"]
 PY
 
 oob=$(build oob-write PLANT_OOB_WRITE)

@@ -13,14 +13,19 @@
  *   PLANT_UNWRITTEN          the sinusoidal table leaves its last element unwritten
  *   PLANT_ABORT_ON_LOAD      aborts in a library constructor, before pecheck sees a descriptor
  *   PLANT_FP32_ANGLES        forms RoPE's inv_freq and pos * inv_freq in fp32 (the tutorials' way)
- * and one compatibility variant:
+ *   PLANT_FLUSH_SUBNORMALS   reads subnormal inputs of RoPE and M-RoPE as zero and writes subnormal
+ *                            results as zero, as a fast-math build does (DAZ and FTZ), unstated
+ * and two variants that are not bugs:
+ *   DECLARE_FTZ              with PLANT_FLUSH_SUBNORMALS: states it (PECHECK_FLAG_FTZ), a platform
+ *                            convention pecheck then judges it by
  *   V1_FIRST_DESCRIPTOR      declares the struct_size of ABI 1's first descriptor, which ended
  *                            before mrope_apply: it must load, and offer no M-RoPE
  */
+#include <float.h>
 #include <math.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pecheck/encoder_abi.h"
@@ -61,16 +66,24 @@ static pecheck_status sinusoidal_table(const pecheck_host* host, const pecheck_s
 
 /* ---- RoPE ---- */
 
+/* A value as the platform sees it: below FLT_MIN, zero where subnormals are flushed. */
+static double platform(double v) {
+#ifdef PLANT_FLUSH_SUBNORMALS
+  if (fabs(v) < FLT_MIN) return copysign(0.0, v);
+#endif
+  return v;
+}
+
 /* Rotates pair i of head h of token t by angle; the layout places the pair's two dims. */
 static void rotate(const pecheck_tensor* x, int64_t t, int64_t h, int32_t layout, int64_t i, int64_t pairs,
                    double angle) {
   const int64_t a = layout == PECHECK_ROPE_INTERLEAVED ? 2 * i : i;
   const int64_t b = layout == PECHECK_ROPE_INTERLEAVED ? 2 * i + 1 : i + pairs;
   const int64_t row = t * x->strides[0] + h * x->strides[1];
-  const double x1 = load(x, row + a * x->strides[2]), x2 = load(x, row + b * x->strides[2]);
+  const double x1 = platform(load(x, row + a * x->strides[2])), x2 = platform(load(x, row + b * x->strides[2]));
   const double c = cos(angle), sn = sin(angle);
-  store(x, row + a * x->strides[2], x1 * c - x2 * sn);
-  store(x, row + b * x->strides[2], x1 * sn + x2 * c);
+  store(x, row + a * x->strides[2], platform(x1 * c - x2 * sn));
+  store(x, row + b * x->strides[2], platform(x1 * sn + x2 * c));
 }
 
 static pecheck_status rope_apply(const pecheck_host* host, const pecheck_rope_spec* s, const int64_t* positions,
@@ -149,6 +162,9 @@ static const pecheck_plugin kPlugin = {
     .sinusoidal_table = sinusoidal_table,
     .rope_apply = rope_apply,
     .mrope_apply = mrope_apply,
+#ifdef DECLARE_FTZ
+    .flags = PECHECK_FLAG_FTZ,
+#endif
 };
 
 #ifdef PLANT_ABORT_ON_LOAD

@@ -172,6 +172,12 @@ typedef struct pecheck_t5_spec {
 } pecheck_t5_spec;
 
 #define PECHECK_PE_NONE 0
+/* Platform flags; pecheck_plugin.flags is a mask of them. */
+#define PECHECK_FLAG_FTZ                                                           \
+  1u /* the plugin runs where subnormals are flushed to zero (DAZ and FTZ: CUDA or \
+      * Triton built with fast math, XLA on CPU): pecheck judges it as `validate   \
+      * --ftz` does, drawing no input below FLT_MIN, every law otherwise the same */
+
 #define PECHECK_PE_SINUSOIDAL 1 /* PE (width heads*head_dim, interleaved, pe_base) added to Q, K, V */
 #define PECHECK_PE_ROPE 2       /* RoPE (full rotary, rope_layout, pe_base) on Q and K */
 #define PECHECK_PE_ALIBI 3      /* ALiBi slopes added to the scores */
@@ -242,8 +248,8 @@ typedef struct pecheck_plugin {
                                pecheck_tensor out);
   pecheck_status (*shaw_scores)(const pecheck_host*, const pecheck_shaw_spec*, pecheck_tensor q, pecheck_tensor k,
                                 pecheck_tensor table, const int64_t* positions, pecheck_tensor out);
-  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table,
-                            const int64_t* positions, pecheck_tensor out);
+  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table, const int64_t* positions,
+                            pecheck_tensor out);
   pecheck_status (*attention)(const pecheck_host*, const pecheck_attention_spec*, const int64_t* positions,
                               pecheck_tensor q, pecheck_tensor k, pecheck_tensor v, pecheck_tensor shaw_table,
                               pecheck_tensor out);
@@ -255,8 +261,12 @@ typedef struct pecheck_plugin {
    * adds, else 0 (or a descriptor that ends before it). Revision 1: PECHECK_SCALING_LONGROPE and
    * the rope spec's factor lists; pecheck sends LongRoPE calls to no plugin below it. Revision 2:
    * the attention spec's kv_heads, window and queries (grouped-query, sliding-window and decode
-   * attention); pecheck sends such cases to no plugin below it. */
+   * attention) and its rope field (RoPE's whole spec inside attention); pecheck sends such cases to
+   * no plugin below it. */
   uint32_t abi_revision;
+  /* Appended after revision 2: a mask of PECHECK_FLAG_*, the conventions of the platform the
+   * plugin runs on; a descriptor that ends before it (built against an older header) states none. */
+  uint32_t flags;
 } pecheck_plugin;
 
 /* The size of ABI 1's first descriptor, the smallest struct_size pecheck accepts. */
