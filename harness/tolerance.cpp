@@ -27,11 +27,13 @@ double sinusoidal_norm(DType t, int d) {
   return std::sqrt(2.0) * E * d + E * E * u * d + d * kU64 / u;
 }
 
+double sinusoidal_distance_in_double(DType t, int d) { return d * std::sqrt(2.0 * d) * kU64 / unit_roundoff(t); }
+
 double sinusoidal_distance(DType t, int d) {
   // Each entry within E u, so a difference of two rows within 2 E u per entry, 2 E u sqrt(d) in
   // norm; the distance formed in double errs by at most (d/2 + 2) sqrt(2d) u64 (a recursive sum of
   // d rounded squares, then a root; sqrt(2d) the largest distance), charged as d sqrt(2d) u64.
-  return 2 * kPositionContract * std::sqrt(double(d)) + d * std::sqrt(2.0 * d) * kU64 / unit_roundoff(t);
+  return 2 * kPositionContract * std::sqrt(double(d)) + sinusoidal_distance_in_double(t, d);
 }
 
 double rope_pair(DType) { return kPositionContract; }

@@ -21,12 +21,13 @@ inline constexpr double kU64 = 0x1p-53;
 /// Largest position the position contract covers.
 inline constexpr std::int64_t kMaxPosition = (std::int64_t{1} << 24) - 1;
 
-double sinusoidal_entry(DType);                  ///< |pe - pe_ref| / u
-double sinusoidal_shift(DType);                  ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
-double sinusoidal_gram(DType, int d_model);      ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
-double sinusoidal_norm(DType, int d_model);      ///< ||PE(p)|^2 - d/2| / u
-double sinusoidal_distance(DType, int d_model);  ///< (delta_L - min |PE(p) - PE(q)|)+ / u
-double rope_pair(DType);                         ///< per pair, / (u max(|x_p|, min_normal))
+double sinusoidal_entry(DType);                            ///< |pe - pe_ref| / u
+double sinusoidal_shift(DType);                            ///< |w(p+k) conj w(p) - w(q+k) conj w(q)| / u
+double sinusoidal_gram(DType, int d_model);                ///< |PE(p).PE(q) - PE(p+t).PE(q+t)| / u
+double sinusoidal_norm(DType, int d_model);                ///< ||PE(p)|^2 - d/2| / u
+double sinusoidal_distance(DType, int d_model);            ///< (delta_L - min |PE(p) - PE(q)|)+ / u
+double sinusoidal_distance_in_double(DType, int d_model);  ///< its share for the distance formed in double
+double rope_pair(DType);                                   ///< per pair, / (u max(|x_p|, min_normal))
 
 /// Accuracy contracts for a RoPE pair, in the rope.pair metric, beside the exact E: what the
 /// arithmetic frameworks really use guarantees (docs/error-model.md, rope.pair.dtype_trig and

@@ -56,8 +56,7 @@ class DistanceBounds {
     if (exact_) return;
     const SinusoidContractBounds bounds(dt, s);
     for (std::int64_t pos : positions) row_.push_back(bounds.row(c, pos));
-    const double d = s.d_model;
-    in_double_ = d * std::sqrt(2 * d) * tol::kU64 / unit_roundoff(dt);
+    in_double_ = tol::sinusoidal_distance_in_double(dt, s.d_model);
   }
   double at(std::size_t a, std::size_t b) const { return exact_ ? constant_ : row_[a] + row_[b] + in_double_; }
 

@@ -182,7 +182,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
     struct Row {
       const Property* property;
       PropertyResult result;
-      std::optional<RunParams> params;
+      std::optional<RunParams> params;  // always set; optional as JudgedLaw (settle_contract) takes it
     };
     std::vector<Row> rows;
     for (const Property* p : selected) {
@@ -200,8 +200,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
     }
     if (verdict) {                  // a law failing under the contract agreement met may hold under a weaker one
       std::vector<JudgedLaw> laws;  // a row settle_contract re-runs states the contract it ran under
-      for (Row& row : rows)
-        if (row.params) laws.push_back({row.property, &row.result, &row.params});
+      for (Row& row : rows) laws.push_back({row.property, &row.result, &row.params});
       settle_contract(*verdict, laws, params,
                       [&](const Property& p, const RunParams& rp) { return run_one(p, dt, rp); });
       verdicts.push_back(verdict->json());
@@ -211,8 +210,8 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
       j.update({{"statement", row.property->statement},
                 {"doc", row.property->doc},
                 {"seconds", row.result.seconds},
-                {"contract", row.params ? tol::contract_name(row.params->rope_contract) : ""},
-                {"max_position", row.params ? row.params->max_position : max_position}});
+                {"contract", tol::contract_name(row.params->rope_contract)},
+                {"max_position", row.params->max_position}});
       results.push_back(std::move(j));
       judged.push_back(row.result);
     }

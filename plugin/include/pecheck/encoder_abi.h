@@ -64,6 +64,12 @@ typedef int32_t pecheck_status;
 #define PECHECK_OP_ATTENTION 6
 #define PECHECK_OP_MROPE_APPLY 7 /* appended to ABI 1: read only from a descriptor whose struct_size holds it */
 
+/* Platform flags; pecheck_plugin.flags is a mask of them. PECHECK_FLAG_FTZ: the plugin runs where
+ * subnormals are flushed to zero (DAZ and FTZ: CUDA or Triton built with fast math, XLA on CPU);
+ * pecheck judges it as `validate --ftz` does, drawing no input below FLT_MIN, every law otherwise
+ * the same. */
+#define PECHECK_FLAG_FTZ 1u
+
 /* Element (i0, ..., i_{rank-1}) lives at data + sum(i_k * strides[k]) elements. */
 typedef struct pecheck_tensor {
   void* data;
@@ -172,12 +178,6 @@ typedef struct pecheck_t5_spec {
 } pecheck_t5_spec;
 
 #define PECHECK_PE_NONE 0
-/* Platform flags; pecheck_plugin.flags is a mask of them. */
-#define PECHECK_FLAG_FTZ                                                           \
-  1u /* the plugin runs where subnormals are flushed to zero (DAZ and FTZ: CUDA or \
-      * Triton built with fast math, XLA on CPU): pecheck judges it as `validate   \
-      * --ftz` does, drawing no input below FLT_MIN, every law otherwise the same */
-
 #define PECHECK_PE_SINUSOIDAL 1 /* PE (width heads*head_dim, interleaved, pe_base) added to Q, K, V */
 #define PECHECK_PE_ROPE 2       /* RoPE (full rotary, rope_layout, pe_base) on Q and K */
 #define PECHECK_PE_ALIBI 3      /* ALiBi slopes added to the scores */
@@ -248,8 +248,8 @@ typedef struct pecheck_plugin {
                                pecheck_tensor out);
   pecheck_status (*shaw_scores)(const pecheck_host*, const pecheck_shaw_spec*, pecheck_tensor q, pecheck_tensor k,
                                 pecheck_tensor table, const int64_t* positions, pecheck_tensor out);
-  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table, const int64_t* positions,
-                            pecheck_tensor out);
+  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table,
+                            const int64_t* positions, pecheck_tensor out);
   pecheck_status (*attention)(const pecheck_host*, const pecheck_attention_spec*, const int64_t* positions,
                               pecheck_tensor q, pecheck_tensor k, pecheck_tensor v, pecheck_tensor shaw_table,
                               pecheck_tensor out);
