@@ -61,7 +61,7 @@ nlohmann::json ContractLadder::json() const {
 
 ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>& properties,
                             const std::vector<DType>& dtypes, const VerifyOptions& o, const VerifyRun& run,
-                            std::optional<tol::RopeContract> asked, const SkipRule& skip) {
+                            std::optional<tol::Contract> asked, const SkipRule& skip) {
   ContractLadder ladder;
   for (const Property& agreement : property_registry()) {
     if (agreement.id != contract_agreement_id(agreement.op)) continue;
@@ -71,11 +71,12 @@ ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>
     for (DType dt : dtypes) {
       if (!agreement.applies(dt) || (skip && skip(agreement, dt))) continue;
       PropertyResult decided;
+      // --contract names one contract: an operation it does not govern climbs its own ladder.
       const ContractVerdict v = climb_contracts(
-          agreement.op, dt, asked,
-          [&](tol::RopeContract c) {
+          agreement.op, dt, asked && governs(*asked, agreement.op) ? asked : std::nullopt,
+          [&](tol::Contract c) {
             RunParams params = run_params(run, o);
-            params.rope_contract = c;
+            params.contract = c;
             return run_timed(agreement, b, dt, params, o);
           },
           decided);

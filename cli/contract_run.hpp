@@ -1,7 +1,9 @@
 // The contract ladder in a CLI run (harness/contract_ladder.hpp): for each operation a contract
-// governs whose convention the encoder honours, per dtype, agreement under exact, dtype-trig and
-// fp32-angles until one holds (or only the contract --contract names); run_catalogue then judges
-// every other law under the contract met. validate --plugin uses it (docs/plugins.md).
+// governs whose convention the encoder honours, per dtype, agreement under each of its contracts
+// until one holds (exact, dtype-trig, fp32-angles for a position encoding; exact, rounded-p for
+// attention), or only the contract --contract names where it governs the operation;
+// run_catalogue then judges every other law under the contract met. validate --plugin uses it
+// (docs/plugins.md).
 #pragma once
 
 #include <functional>
@@ -34,10 +36,11 @@ struct ContractLadder {
 };
 
 /// Runs the ladder for every governed operation among `properties` whose convention `honours`
-/// says the encoder takes, in each of `dtypes` it offers (`skip` empty for it). asked: --contract.
+/// says the encoder takes, in each of `dtypes` it offers (`skip` empty for it). asked: --contract,
+/// for the operations it governs (the others climb).
 ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>& properties,
                             const std::vector<DType>& dtypes, const VerifyOptions& o, const VerifyRun& run,
-                            std::optional<tol::RopeContract> asked, const SkipRule& skip);
+                            std::optional<tol::Contract> asked, const SkipRule& skip);
 
 /// run_catalogue under a ladder: each unit takes the ladder's result or params.
 void run_catalogue(const Backend& b, const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,

@@ -97,7 +97,7 @@ nlohmann::json octaves_json(const Measurement& m) {
 
 }  // namespace
 
-Checked check_dump(Dump d, tol::RopeContract contract) {
+Checked check_dump(Dump d, tol::Contract contract) {
   Checked c;
   if (d.kind == Kind::rope) {
     try {
@@ -177,7 +177,7 @@ void print_checked(const Checked& c, bool quiet, std::string_view what) {
   }
 }
 
-DumpSetReading read_dump_set(const std::string& dir, tol::RopeContract contract) {
+DumpSetReading read_dump_set(const std::string& dir, tol::Contract contract) {
   DumpSetReading out;
   std::vector<std::string> dirs;
   try {

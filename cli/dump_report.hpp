@@ -27,7 +27,7 @@ struct Checked {
 };
 
 /// Reads the convention and measures the dump under it, agreement judged by `contract`.
-Checked check_dump(dumpcheck::Dump d, tol::RopeContract contract);
+Checked check_dump(dumpcheck::Dump d, tol::Contract contract);
 
 /// The reading in text: "<what> <dir>: <encoder> (shape, dtype)", the convention, each check
 /// with its octave table (only failing ones when quiet).
@@ -40,7 +40,7 @@ struct DumpSetReading {
   std::vector<Checked> checked;
   std::vector<std::pair<std::string, std::string>> unreadable;  ///< (dir, reason)
 };
-DumpSetReading read_dump_set(const std::string& dir, tol::RopeContract contract);
+DumpSetReading read_dump_set(const std::string& dir, tol::Contract contract);
 
 /// A measurement of a dump as a result row (the table, the verdict matrix, JSON, JUnit).
 PropertyResult as_result(const Checked& c, const dumpcheck::Measurement& m);

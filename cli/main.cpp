@@ -60,9 +60,11 @@ int main(int argc, char** argv) {
   validate_cmd
       ->add_option("--contract", va.contract,
                    "The accuracy contract agreement is judged by: exact (2u), dtype-trig (cos/sin stored in the "
-                   "dtype) or fp32-angles (frequencies and angles in fp32). Default: --dump judges exact and says "
-                   "which contract is met; --plugin judges the strongest it meets, every law under it")
-      ->check(CLI::IsMember({"exact", "dtype-trig", "fp32-angles"}));
+                   "dtype) or fp32-angles (frequencies and angles in fp32) for a position encoding, rounded-p "
+                   "(attention's softmax probabilities rounded to the dtype before P.V) for attention; an operation "
+                   "it does not govern climbs its own. Default: --dump judges exact and says which contract is "
+                   "met; --plugin judges the strongest it meets, every law under it")
+      ->check(CLI::IsMember({"exact", "dtype-trig", "fp32-angles", "rounded-p"}));
   validate_cmd->add_option("--json", va.json, "Write the JSON report to FILE");
   validate_cmd->add_option("--junit", va.junit, "Write a JUnit XML report to FILE");
 

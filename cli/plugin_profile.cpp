@@ -143,7 +143,7 @@ std::vector<Profile> plugin_profiles(const plugin::Declaration& decl, const Back
       if (auto failure = run_in_plugin(b, d, timeout_s)) {
         p.failure = *failure;
       } else {
-        p.checked = check_dump(std::move(d), tol::RopeContract::exact);
+        p.checked = check_dump(std::move(d), tol::Contract::exact);
       }
       out.push_back(std::move(p));
     }

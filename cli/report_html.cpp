@@ -249,7 +249,7 @@ int report_html(VerifyOptions o, const std::string& path) {
         curves.push_back({p.dtype, d.name, kProfileRope, &p.checked->measurements.front()});
     subject = svg::escape(describe_plugin(d));
   } else if (!o.dump.empty()) {
-    dumps = read_dump_set(o.dump, tol::RopeContract::exact);
+    dumps = read_dump_set(o.dump, tol::Contract::exact);
     for (const auto& [dir, why] : dumps.unreadable) std::cerr << "pecheck: " << why << "\n";
     for (const Checked& c : dumps.checked) {
       for (const auto& m : c.measurements) run.results.push_back(as_result(c, m));

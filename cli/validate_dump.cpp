@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/dump_report.hpp"
 #include "dump/array.hpp"
+#include "harness/contract_ladder.hpp"
 #include "harness/tolerance.hpp"
 
 namespace pecheck::cli {
@@ -19,18 +20,23 @@ namespace {
 
 using namespace dumpcheck;
 
-/// --contract NAME: exact (the default), dtype-trig or fp32-angles.
-tol::RopeContract parse_contract(const std::string& name) {
-  for (auto c : {tol::RopeContract::exact, tol::RopeContract::dtype_trig, tol::RopeContract::fp32_angles})
-    if (name == tol::contract_name(c)) return c;
-  throw UsageError(fmt::format("--contract: '{}' is not exact, dtype-trig or fp32-angles", name));
+/// --contract NAME: exact (the default), dtype-trig or fp32-angles: a dump holds RoPE outputs, and
+/// rounded-p governs attention.
+tol::Contract parse_contract(const std::string& name) {
+  const tol::Contract c = contract_named(name);
+  if (!governs(c, Op::rope_apply))
+    throw UsageError(
+        fmt::format("--contract: '{}' governs attention, and a dump holds RoPE outputs (exact, "
+                    "dtype-trig or fp32-angles)",
+                    name));
+  return c;
 }
 
 }  // namespace
 
 int validate_dump(VerifyOptions o) {
   check_common_options(o);
-  const tol::RopeContract contract = parse_contract(o.contract.empty() ? "exact" : o.contract);
+  const tol::Contract contract = parse_contract(o.contract.empty() ? "exact" : o.contract);
   const auto start = std::chrono::steady_clock::now();
   auto [checked, unreadable] = read_dump_set(o.dump, contract);
   VerifyRun run;

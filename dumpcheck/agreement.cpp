@@ -31,12 +31,12 @@ std::string ContractReading::text() const {
   return t + "; exact at every position present";
 }
 
-Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract judged) {
-  using tol::RopeContract;
+Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::Contract judged) {
+  using tol::Contract;
   const std::size_t D = static_cast<std::size_t>(d.width), H = static_cast<std::size_t>(d.heads);
   const std::string contract = std::string(tol::contract_name(judged));
   Recorder rec("rope.agrees_with_reference", tol::rope_pair_contract(judged, d.dtype, 0, 0),
-               judged == RopeContract::exact ? "" : "the " + contract + " contract");
+               judged == Contract::exact ? "" : "the " + contract + " contract");
   const measure::ContractBounds bounds(d.dtype, s);
   int weakest = 0;  // the weakest contract some pair needs: 0 exact, 1 dtype-trig, 2 fp32 angles, 3 none
   std::optional<std::int64_t> exact_to;
@@ -63,7 +63,7 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract j
         const std::size_t a = (e.token * H + e.head) * D + static_cast<std::size_t>(e.i);
         const std::size_t b = (e.token * H + e.head) * D + static_cast<std::size_t>(e.j);
         int index = 3;
-        for (RopeContract c : {RopeContract::fp32_angles, RopeContract::dtype_trig, RopeContract::exact})
+        for (Contract c : {Contract::fp32_angles, Contract::dtype_trig, Contract::exact})
           if (e.error_u <= bounds.at(c, e.pair, pos)) index = static_cast<int>(c);
         needs(pos, index);
         rec.offer(
@@ -84,21 +84,21 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract j
         });
       });
   Measurement m =
-      rec.finish(judged == RopeContract::exact ? "agreement with the reference"
-                                               : "agreement with the reference under the " + contract + " contract");
+      rec.finish(judged == Contract::exact ? "agreement with the reference"
+                                           : "agreement with the reference under the " + contract + " contract");
   ContractReading r{.judged = judged, .exact_to = exact_to};
-  if (weakest < 3) r.met = static_cast<RopeContract>(weakest);
+  if (weakest < 3) r.met = static_cast<Contract>(weakest);
   m.contracts = r;
   return m;
 }
 
-Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::RopeContract judged) {
+Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::Contract judged) {
   const std::size_t D = static_cast<std::size_t>(d.width);
   const double u = unit_roundoff(d.dtype);
   // | |y_p| - g |x_p| | <= |y_p - g R x_p| <= 2u g |x_p|: the agreement bound also bounds the
   // norm (g: YaRN's attention factor on the rotated pairs, else 1).
   const double g = s.magnitude();
-  const bool exact = judged == tol::RopeContract::exact;
+  const bool exact = judged == tol::Contract::exact;
   Recorder rec("rope.orthogonal", exact ? tol::rope_pair(d.dtype) : tol::rope_pair_dtype_trig(d.dtype),
                exact ? "" : "the dtype-trig contract");
   for (std::size_t t = 0; t < d.tokens(); ++t) rec.count_token(d.positions[t]);

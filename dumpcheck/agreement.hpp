@@ -26,8 +26,8 @@ struct Octave {
 /// RoPE agreement under the accuracy contracts (harness/tolerance.hpp): which one the check was
 /// judged by, the strongest one every pair of the dump meets, and where the exact one stops.
 struct ContractReading {
-  tol::RopeContract judged = tol::RopeContract::exact;
-  std::optional<tol::RopeContract> met;  ///< nullopt: not even fp32 angles (a wrong convention)
+  tol::Contract judged = tol::Contract::exact;
+  std::optional<tol::Contract> met;      ///< nullopt: not even fp32 angles (a wrong convention)
   std::optional<std::int64_t> exact_to;  ///< the exact contract holds below this position; nullopt: everywhere
   std::string text() const;              ///< "fp32-angles contract met; exact to position 4"
 };
@@ -45,9 +45,9 @@ struct Measurement {
   bool holds() const { return max_ratio <= 1; }
 };
 
-Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::RopeContract judged = tol::RopeContract::exact);
+Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::Contract judged = tol::Contract::exact);
 /// Norms move only by the trig and the arithmetic, never by the angle: exact, else dtype-trig.
-Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::RopeContract judged = tol::RopeContract::exact);
+Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::Contract judged = tol::Contract::exact);
 Measurement sinusoidal_agreement(const Dump& d, const SinusoidalSpec& s);
 Measurement sinusoidal_bounds(const Dump& d, const SinusoidalSpec& s);
 /// y = x + table[pos] rounded once, for positions in the table; a row at a position past it

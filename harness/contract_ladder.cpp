@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <regex>
+#include <span>
 #include <stdexcept>
 
 #include "harness/told_apart.hpp"
@@ -14,8 +15,17 @@ namespace pecheck {
 
 namespace {
 
-constexpr std::array kLadder = {tol::RopeContract::exact, tol::RopeContract::dtype_trig,
-                                tol::RopeContract::fp32_angles};
+// Each ladder strongest first: a position encoding's arithmetic, and attention's P.
+constexpr std::array kEncodingLadder = {tol::Contract::exact, tol::Contract::dtype_trig, tol::Contract::fp32_angles};
+constexpr std::array kAttentionLadder = {tol::Contract::exact, tol::Contract::rounded_p};
+constexpr std::array kEveryContract = {tol::Contract::exact, tol::Contract::dtype_trig, tol::Contract::fp32_angles,
+                                       tol::Contract::rounded_p};
+
+std::string names_of(std::span<const tol::Contract> contracts) {
+  std::string out;
+  for (const tol::Contract c : contracts) out += (out.empty() ? "" : ", ") + std::string(tol::contract_name(c));
+  return out;
+}
 
 // The laws that compare calls, whose bounds under a weaker contract add up the calls' own
 // (properties/rope_contract_laws.hpp, properties/sinusoid_contract_laws.hpp; docs/error-model.md
@@ -70,19 +80,32 @@ std::string_view contract_agreement_id(Op op) {
       return "sinusoidal.agrees_with_reference";
     case Op::rope2d_apply:
       return "rope2d.agrees_with_reference";
+    case Op::attention:
+      return "attention.agrees_with_reference";
     default:
       return {};
   }
 }
 
-tol::RopeContract contract_named(const std::string& name) {
-  for (auto c : kLadder)
-    if (tol::contract_name(c) == name) return c;
-  throw std::invalid_argument(fmt::format("contract: '{}' is not exact, dtype-trig or fp32-angles", name));
+std::span<const tol::Contract> contract_ladder(Op op) {
+  if (op == Op::attention) return kAttentionLadder;
+  if (contract_agreement_id(op).empty()) return {};
+  return kEncodingLadder;
 }
 
-tol::RopeContract ContractVerdict::judged() const {
-  return met.value_or(asked.value_or(crashed ? tol::RopeContract::exact : kLadder.back()));
+bool governs(tol::Contract c, Op op) {
+  const auto ladder = contract_ladder(op);
+  return std::find(ladder.begin(), ladder.end(), c) != ladder.end();
+}
+
+tol::Contract contract_named(const std::string& name) {
+  for (auto c : kEveryContract)
+    if (tol::contract_name(c) == name) return c;
+  throw std::invalid_argument(fmt::format("contract: '{}' is not {}", name, names_of(kEveryContract)));
+}
+
+tol::Contract ContractVerdict::judged() const {
+  return met.value_or(asked.value_or(crashed ? tol::Contract::exact : contract_ladder(op).back()));
 }
 
 std::int64_t ContractVerdict::laws_below() const {
@@ -99,7 +122,7 @@ std::string ContractVerdict::describe() const {
     head = fmt::format("no contract judged ({})", note);
   else if (!met)
     head = fmt::format("meets no named contract (tried {})",
-                       asked ? std::string(tol::contract_name(*asked)) : "exact, dtype-trig, fp32-angles");
+                       asked ? std::string(tol::contract_name(*asked)) : names_of(contract_ladder(op)));
   else
     head = fmt::format("meets {}", tol::contract_name(*met));
   for (const ContractMiss& m : misses) head += "; " + miss_text(m);
@@ -110,7 +133,7 @@ std::string ContractVerdict::describe() const {
 }
 
 nlohmann::json ContractVerdict::json() const {
-  auto name = [](std::optional<tol::RopeContract> c) {
+  auto name = [](std::optional<tol::Contract> c) {
     return c ? nlohmann::json(std::string(tol::contract_name(*c))) : nlohmann::json();
   };
   nlohmann::json j = {{"dtype", dtype_name(dtype)},        {"met", name(met)}, {"asked", name(asked)},
@@ -131,13 +154,17 @@ nlohmann::json ContractVerdict::json() const {
   return j;
 }
 
-ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract> asked,
-                                const std::function<PropertyResult(tol::RopeContract)>& run_agreement,
+ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::Contract> asked,
+                                const std::function<PropertyResult(tol::Contract)>& run_agreement,
                                 PropertyResult& decided) {
+  if (asked && !governs(*asked, op))
+    throw std::invalid_argument(fmt::format("contract: '{}' does not govern {} (its contracts: {})",
+                                            tol::contract_name(*asked), op_name(op), names_of(contract_ladder(op))));
   ContractVerdict v{.op = op, .dtype = dt, .asked = asked};
-  const std::vector<tol::RopeContract> tried =
-      asked ? std::vector{*asked} : std::vector<tol::RopeContract>(kLadder.begin(), kLadder.end());
-  for (tol::RopeContract c : tried) {
+  const auto ladder = contract_ladder(op);
+  const std::vector<tol::Contract> tried =
+      asked ? std::vector{*asked} : std::vector<tol::Contract>(ladder.begin(), ladder.end());
+  for (tol::Contract c : tried) {
     decided = run_agreement(c);
     if (decided.verdict == Verdict::skip) {  // declined or not applicable: no contract judged
       v.note = fmt::format("{} did not run: {}", decided.property, decided.message);
@@ -158,7 +185,7 @@ ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract
 }
 
 RunParams params_under(const Property& p, const ContractVerdict& v, RunParams base) {
-  base.rope_contract = v.judged();
+  base.contract = v.judged();
   if (const std::int64_t top = v.laws_below(); top && listed(kRelational, p.id))
     base.max_position = base.max_position ? std::min(base.max_position, top) : top;
   return base;
@@ -174,8 +201,9 @@ bool settle_contract(ContractVerdict& v, const std::vector<JudgedLaw>& laws, Run
   if (failed.empty()) return false;
   // Where each stricter contract failed: the met one's first failed law, then each weaker one tried.
   std::vector<ContractMiss> misses = {{*v.met, *failed.front().result, position_in(*failed.front().result)}};
-  const auto at = std::find(kLadder.begin(), kLadder.end(), *v.met);
-  for (auto weaker = std::next(at); weaker != kLadder.end(); ++weaker) {
+  const auto ladder = contract_ladder(v.op);
+  const auto at = std::find(ladder.begin(), ladder.end(), *v.met);
+  for (auto weaker = std::next(at); weaker != ladder.end(); ++weaker) {
     ContractVerdict under = v;
     under.met = *weaker;
     std::vector<std::pair<PropertyResult, RunParams>> again;  // each failed law under `weaker`

@@ -1,15 +1,16 @@
-// The accuracy contracts an encoder meets, strongest first (exact, dtype-trig, fp32-angles), and the
-// ladder a run climbs down when none is asked for: per dtype, agreement under each contract until
-// one holds; every other law is then judged under that one (each has a bound derived under every
-// contract), the laws comparing calls below the contract's ceiling. One ladder for Python functions
-// (python/src/module.cpp) and plugins (cli/validate.cpp); docs/python.md "Verdicts" and docs/plugins.md say what a user
-// reads.
+// The accuracy contracts an encoder meets, strongest first (exact, dtype-trig, fp32-angles for a
+// position encoding; exact, rounded-p for attention), and the ladder a run climbs down when none
+// is asked for: per dtype, agreement under each contract until one holds; every other law is then
+// judged under that one (each has a bound derived under every contract), the laws comparing calls
+// below the contract's ceiling. One ladder for Python functions (python/src/module.cpp) and
+// plugins (cli/validate.cpp); docs/python.md "Verdicts" and docs/plugins.md say what a user reads.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,15 +20,23 @@
 
 namespace pecheck {
 
-/// The agreement property whose contract governs `op` (rope, mrope, the sinusoid), else empty.
+/// The agreement property whose contract governs `op` (rope, mrope, 2-D RoPE, the sinusoid,
+/// attention), else empty.
 std::string_view contract_agreement_id(Op op);
 
-/// A contract's name ("exact", "dtype-trig", "fp32-angles") read back; std::invalid_argument otherwise.
-tol::RopeContract contract_named(const std::string& name);
+/// The contracts that govern `op`, strongest first: exact, dtype-trig, fp32-angles for a position
+/// encoding; exact, rounded-p for attention; none for an operation without an agreement law.
+std::span<const tol::Contract> contract_ladder(Op op);
+/// Whether `c` is on op's ladder: exact governs every laddered operation, the others one family.
+bool governs(tol::Contract c, Op op);
+
+/// A contract's name ("exact", "dtype-trig", "fp32-angles", "rounded-p") read back;
+/// std::invalid_argument otherwise.
+tol::Contract contract_named(const std::string& name);
 
 /// Where a stricter contract than the one met first failed: agreement's shrunk counterexample.
 struct ContractMiss {
-  tol::RopeContract contract;
+  tol::Contract contract;
   PropertyResult result;                 ///< agreement's failing result under it
   std::optional<std::int64_t> position;  ///< the position of its worst pair or entry (pos=N in its message)
 };
@@ -36,18 +45,18 @@ struct ContractMiss {
 struct ContractVerdict {
   Op op = Op::rope_apply;
   DType dtype = DType::f32;
-  std::optional<tol::RopeContract> asked;  ///< the contract the caller named (none: the ladder ran)
-  std::optional<tol::RopeContract> met;    ///< the strongest that agreement holds under
-  std::vector<ContractMiss> misses;        ///< the stricter contracts tried, each with where it failed
-  std::string note;                        ///< why no contract was judged (agreement did not run)
-  bool crashed = false;                    ///< agreement crashed: no contract judged, the laws run as exact
+  std::optional<tol::Contract> asked;  ///< the contract the caller named (none: the ladder ran)
+  std::optional<tol::Contract> met;    ///< the strongest that agreement holds under
+  std::vector<ContractMiss> misses;    ///< the stricter contracts tried, each with where it failed
+  std::string note;                    ///< why no contract was judged (agreement did not run)
+  bool crashed = false;                ///< agreement crashed: no contract judged, the laws run as exact
   /// False where the laws comparing calls cannot judge the encoder at all (a pin whose rule follows
   /// each call's length, Pins::rope_length_per_call): describe() says so instead of a ceiling.
   bool calls_compared = true;
 
   /// What every other law is judged under: the one met, else the one asked, else the weakest (exact
   /// after a crash: a crash is no accuracy verdict, and the other laws then report theirs as such).
-  tol::RopeContract judged() const;
+  tol::Contract judged() const;
   /// The ceiling of the laws comparing calls under judged() (tol::rope_law_ceiling), 0 for none
   /// (or where op has no such law judged under a contract).
   std::int64_t laws_below() const;
@@ -57,10 +66,11 @@ struct ContractVerdict {
   nlohmann::json json() const;
 };
 
-/// Climbs the ladder for one dtype: `run_agreement(c)` runs agreement under contract c. The
-/// agreement result that decided it (the last one run) is left in `decided`.
-ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::RopeContract> asked,
-                                const std::function<PropertyResult(tol::RopeContract)>& run_agreement,
+/// Climbs op's ladder for one dtype: `run_agreement(c)` runs agreement under contract c. The
+/// agreement result that decided it (the last one run) is left in `decided`. An asked contract
+/// that does not govern op is std::invalid_argument.
+ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::Contract> asked,
+                                const std::function<PropertyResult(tol::Contract)>& run_agreement,
                                 PropertyResult& decided);
 
 /// A law judged under a verdict: the property and its result, which settle_contract may replace,

@@ -76,9 +76,10 @@ struct RunParams {
   /// rows): positions are then drawn below (max_position + 1) / 2, so that a case's sums of two
   /// (a shift, a composition) stay within it too (gen::PositionCeiling).
   std::int64_t max_position = 0;
-  /// The accuracy contract rope.agrees_with_reference judges by (harness/tolerance.hpp): exact (2u,
-  /// the catalogue's), or what dtype-trig or fp32-angles arithmetic guarantees.
-  tol::RopeContract rope_contract = tol::RopeContract::exact;
+  /// The accuracy contract agreement and the laws built on it judge by (harness/tolerance.hpp):
+  /// exact (the catalogue's), or what dtype-trig or fp32-angles arithmetic guarantees a position
+  /// encoding, or rounded-p an attention kernel (harness/contract_ladder.hpp: which governs which).
+  tol::Contract contract = tol::Contract::exact;
   /// The encoder's platform flushes subnormals to zero, stated as a convention: its cases draw no
   /// input below FLT_MIN (gen::FlushSubnormals), so none is judged by what such a platform cannot
   /// hold; every law and bound is otherwise the same. Off, a flushing encoder fails.

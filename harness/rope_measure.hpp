@@ -58,7 +58,7 @@ class ContractBounds {
     }
   }
   /// The bound of contract c on pair p at position pos, in u.
-  double at(tol::RopeContract c, int p, std::int64_t pos) const {
+  double at(tol::Contract c, int p, std::int64_t pos) const {
     const std::size_t i = static_cast<std::size_t>(p);
     return tol::rope_pair_contract(c, dt_, std::fabs(static_cast<double>(pos) * freq_[i]), exponent_[i]);
   }

@@ -38,14 +38,16 @@ double sinusoidal_distance(DType t, int d) {
 
 double rope_pair(DType) { return kPositionContract; }
 
-std::string_view contract_name(RopeContract c) {
+std::string_view contract_name(Contract c) {
   switch (c) {
-    case RopeContract::exact:
+    case Contract::exact:
       return "exact";
-    case RopeContract::dtype_trig:
+    case Contract::dtype_trig:
       return "dtype-trig";
-    case RopeContract::fp32_angles:
+    case Contract::fp32_angles:
       return "fp32-angles";
+    case Contract::rounded_p:
+      return "rounded-p";
   }
   return "?";
 }
@@ -63,35 +65,37 @@ double rope_pair_fp32_angles(DType t, double turned, double exponent) {
   return rope_pair_dtype_trig(t) + turned * (exponent + 5) * unit_roundoff(DType::f32) / unit_roundoff(t);
 }
 
-double rope_pair_contract(RopeContract c, DType t, double turned, double exponent) {
+double rope_pair_contract(Contract c, DType t, double turned, double exponent) {
   switch (c) {
-    case RopeContract::exact:
+    case Contract::exact:
+    case Contract::rounded_p:  // governs attention's P, not a rotation
       return rope_pair(t);
-    case RopeContract::dtype_trig:
+    case Contract::dtype_trig:
       return rope_pair_dtype_trig(t);
-    case RopeContract::fp32_angles:
+    case Contract::fp32_angles:
       return rope_pair_fp32_angles(t, turned, exponent);
   }
   return rope_pair(t);
 }
 
-std::int64_t rope_law_ceiling(RopeContract c, DType t) {
-  if (c != RopeContract::fp32_angles) return 0;
+std::int64_t rope_law_ceiling(Contract c, DType t) {
+  if (c != Contract::fp32_angles) return 0;
   std::int64_t p = kMaxPosition + 1;
   while (p > 1 && 4 * rope_pair_fp32_angles(t, static_cast<double>(p), 0) > 1 / unit_roundoff(t)) p /= 2;
   return p;
 }
 
-double sinusoidal_entry_contract(RopeContract c, DType t, double angle, double exponent) {
+double sinusoidal_entry_contract(Contract c, DType t, double angle, double exponent) {
   // dtype_trig: sin/cos from fp32 (2 u32 absolute, entries within [-1, 1]) on top of E; fp32 angles:
   // the angle within angle (exponent + 5) u32 radians (as rope.pair.fp32_angles), |sin'| <= 1.
   const double u32 = unit_roundoff(DType::f32) / unit_roundoff(t);
   switch (c) {
-    case RopeContract::exact:
+    case Contract::exact:
+    case Contract::rounded_p:  // governs attention's P, not a table
       return sinusoidal_entry(t);
-    case RopeContract::dtype_trig:
+    case Contract::dtype_trig:
       return sinusoidal_entry(t) + 2 * u32;
-    case RopeContract::fp32_angles:
+    case Contract::fp32_angles:
       return sinusoidal_entry(t) + 2 * u32 + angle * (exponent + 5) * u32;
   }
   return sinusoidal_entry(t);

@@ -29,11 +29,14 @@ double sinusoidal_distance(DType, int d_model);            ///< (delta_L - min |
 double sinusoidal_distance_in_double(DType, int d_model);  ///< its share for the distance formed in double
 double rope_pair(DType);                                   ///< per pair, / (u max(|x_p|, min_normal))
 
-/// Accuracy contracts for a RoPE pair, in the rope.pair metric, beside the exact E: what the
-/// arithmetic frameworks really use guarantees (docs/error-model.md, rope.pair.dtype_trig and
-/// rope.pair.fp32_angles). Exact is the strongest, fp32 angles the weakest.
-enum class RopeContract { exact, dtype_trig, fp32_angles };
-std::string_view contract_name(RopeContract);  ///< "exact", "dtype-trig", "fp32-angles"
+/// Accuracy contracts beside the exact one: what the arithmetic real kernels use guarantees. Two
+/// govern position encodings (a RoPE pair, a table entry, in their metrics: docs/error-model.md,
+/// rope.pair.dtype_trig and rope.pair.fp32_angles), exact the strongest, fp32 angles the weakest;
+/// one governs attention's softmax probabilities (rounded_p: P rounded to the storage dtype before
+/// P.V, attention.output.rounded_p). A bound of one family reads a contract that governs another
+/// as exact (harness/contract_ladder.hpp says which governs which operation).
+enum class Contract { exact, dtype_trig, fp32_angles, rounded_p };
+std::string_view contract_name(Contract);  ///< "exact", "dtype-trig", "fp32-angles", "rounded-p"
 /// cos and sin stored in the dtype and the rotation computed in it (HF's bf16/f16 caches).
 double rope_pair_dtype_trig(DType);
 /// Frequencies formed, multiplied by the position and turned into cos/sin in fp32, then as
@@ -41,17 +44,17 @@ double rope_pair_dtype_trig(DType);
 /// rounding moves base^(-2p/d) by that many u32, relative). Grows with the position.
 double rope_pair_fp32_angles(DType, double turned, double exponent);
 /// The bound of `c` for a pair at those values (exact and dtype_trig ignore them).
-double rope_pair_contract(RopeContract c, DType, double turned, double exponent);
+double rope_pair_contract(Contract c, DType, double turned, double exponent);
 /// The largest position (a power of two, at most kMaxPosition + 1) below which the relational laws
 /// (rope.relative, rope.composition, rope.offset_invariance) are judged under contract c: there
 /// the four calls' bounds on the fastest pair (frequency 1) stay within 1/u, so that every drawn
 /// case has a bound some output could exceed. 0: the contract's bounds do not grow with the
 /// position (exact, dtype-trig), every position is judged.
-std::int64_t rope_law_ceiling(RopeContract c, DType);
+std::int64_t rope_law_ceiling(Contract c, DType);
 /// The same contracts for a sinusoid table entry, in the sinusoidal.entry metric: sin and cos from
 /// fp32 stored in the dtype (dtype_trig), and an angle formed in fp32 as RoPE's (fp32_angles;
 /// `angle` = |pos w_i|, `exponent` = |(2i/w) ln(base)|). docs/error-model.md sinusoidal.entry.*.
-double sinusoidal_entry_contract(RopeContract c, DType, double angle, double exponent);
+double sinusoidal_entry_contract(Contract c, DType, double angle, double exponent);
 double rope_relative(DType, int head_dim);  ///< score difference / (u |q| |k|)
 double rope_composition(DType);             ///< per pair, / (u max(|x_p|, min_normal))
 /// |R_-m(R_m x) - x|_p / (u max(|x_p|, min_normal)), each rotation within E u |x_p| (the position

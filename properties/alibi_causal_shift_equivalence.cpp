@@ -47,9 +47,9 @@ std::vector<Real> shifted_form(const AttentionCase& c, const AttentionData& x) {
   return out;
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   Outcome o{.bound_u = b.bound_u, .trivial = admits_any_output(b.bound_u, dt)};
   const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;

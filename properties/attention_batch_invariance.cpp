@@ -27,7 +27,8 @@ std::vector<std::size_t> rows_checked(const AttentionCase& c) {
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   const AttentionData x = attention_data(c, dt);
-  const double max_v = attention_bound(c, dt, x).max_v;  // the metric's scale only: the bound is 0
+  const double max_v =
+      attention_bound(c, dt, x, tol::Contract::exact).max_v;  // the metric's scale only: the bound is 0
   Outcome o{.bound_u = 0};
   const auto full = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;

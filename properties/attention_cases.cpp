@@ -300,7 +300,7 @@ std::vector<double> head_norms(const std::vector<double>& x, const AttentionSpec
 }
 }  // namespace
 
-AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x) {
+AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x, tol::Contract contract) {
   const AttentionSpec& s = c.spec;
   const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
                     KV = static_cast<std::size_t>(s.kv_count()), off = s.query_offset(n);
@@ -362,12 +362,16 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   b.max_v = std::max(max_v, min_normal(dt));
   if (s.pe == AttentionPE::sinusoidal) b.v_transform = rho * (max_v + E), b64.v_transform = max_v + angle64;
   b64.max_weighted = b.max_weighted, b64.max_bias = b.max_bias, b64.max_v = b.max_v;
-  return {tol::attention_output(b), b.max_v, tol::attention_oracle_f64(b64) * 0x1p-53 / unit_roundoff(dt)};
+  // The rounded-P contract: P rounded to the storage dtype where it meets V (every other contract
+  // governs a position encoding, and attention reads it as exact).
+  const double output =
+      contract == tol::Contract::rounded_p ? tol::attention_output_rounded_p(b, dt) : tol::attention_output(b);
+  return {output, b.max_v, tol::attention_oracle_f64(b64) * 0x1p-53 / unit_roundoff(dt)};
 }
 
-Outcome agreement_with_exact(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome agreement_with_exact(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   const bool oracle = c.n() > kOracleMinN;
   const double bound = b.bound_u + (oracle ? b.oracle_u : 0.0);
   Outcome o{.bound_u = bound, .trivial = admits_any_output(bound, dt)};

@@ -138,7 +138,9 @@ inline bool admits_any_output(double bound_u, DType dt) { return bound_u >= 2 / 
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure);
 
-/// The derived bound of docs/error-model.md for this case, and the metric's scale max|V'|. The
+/// The derived bound of docs/error-model.md for this case under `contract` (exact, or rounded-p:
+/// P rounded to the storage dtype before P.V; the others read as exact), and the metric's scale
+/// max|V'|. The
 /// magnitudes it needs (norms, max|V'|, biases) are computed in double: they scale a bound, and
 /// their relative error of ~1e-15 is immaterial there.
 struct AttentionBound {
@@ -148,7 +150,7 @@ struct AttentionBound {
   /// unit (tol::attention_oracle_f64): a check against the oracle adds it to bound_u.
   double oracle_u = 0;
 };
-AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x);
+AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x, tol::Contract contract);
 
 /// The encoder's output for a shorter call made from the case's data, as a decode step or a
 /// shorter prefill makes it: the first `tokens` tokens (their positions, K and V), with `queries`
@@ -165,8 +167,9 @@ std::vector<double> errors_from_exact(const AttentionCase& c, const AttentionDat
 
 /// The case's output against the exact one, within the case's bound (attention_bound, plus the
 /// oracle's own for a long case): attention.agrees_with_reference's check, and
-/// attention.tile_edges's, whose failure line says which key tile the query reached.
-Outcome agreement_with_exact(Encoder& enc, DType dt, const AttentionCase& c);
+/// attention.tile_edges's, whose failure line says which key tile the query reached. Under
+/// params.contract.
+Outcome agreement_with_exact(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params);
 
 /// A permutation of 0..n-1 from a seed (Fisher-Yates on splitmix64: the same on every platform).
 std::vector<std::size_t> permutation(std::size_t n, std::uint32_t seed);

@@ -17,7 +17,7 @@ rc::Gen<AttentionCase> cases(DType dt) {
   });
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const std::size_t cut = c.perm % (c.n() - 1);  // tokens 0..cut are the past, the rest the future
   const std::size_t w = static_cast<std::size_t>(c.spec.width());
   const AttentionData x = attention_data(c, dt);
@@ -25,7 +25,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   const auto other = [&](std::uint32_t salt) { return gen::values(c.data ^ 0x5a5a5a5au, salt, c.size(), dt); };
   const auto qf = other(1), kf = other(2), vf = other(3);
   for (std::size_t i = (cut + 1) * w; i < c.size(); ++i) y.q[i] = qf[i], y.k[i] = kf[i], y.v[i] = vf[i];
-  const AttentionBound bx = attention_bound(c, dt, x), by = attention_bound(c, dt, y);
+  const AttentionBound bx = attention_bound(c, dt, x, params.contract), by = attention_bound(c, dt, y, params.contract);
   // Each run's past rows are within B u max|V'| of the same exact rows (each run with its own
   // max|V'|); the difference is measured in units of the smaller scale.
   const double scale = std::min(bx.max_v, by.max_v);

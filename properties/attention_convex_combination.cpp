@@ -40,9 +40,9 @@ double hull_violation(const AttentionCase& c, DType dt, const AttentionData& x, 
   return worst;
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   Outcome o{.bound_u = b.bound_u, .trivial = admits_any_output(b.bound_u, dt)};
   const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
@@ -54,7 +54,7 @@ Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
   AttentionData same = x;
   const std::size_t w = static_cast<std::size_t>(c.spec.width());
   for (std::size_t i = w; i < same.v.size(); ++i) same.v[i] = x.v[i % w];
-  const AttentionBound bs = attention_bound(c, dt, same);
+  const AttentionBound bs = attention_bound(c, dt, same, params.contract);
   o.trivial = o.trivial && admits_any_output(bs.bound_u, dt);  // trivial only if neither half can fail
   const auto flat = encoder_attention(enc, dt, c, same, c.positions, o.failure);
   if (!o.failure.empty()) return o;

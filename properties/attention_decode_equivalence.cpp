@@ -29,11 +29,11 @@ rc::Gen<AttentionCase> cases(DType dt) {
   });
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
   // Each decoded row and the full call's row have one exact value (row t of causal attention reads
   // keys 0..t only); each call is within the bound of its own case, at most the full case's.
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   Outcome o{.bound_u = 2 * b.bound_u, .trivial = admits_any_output(2 * b.bound_u, dt)};
   const auto full = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;

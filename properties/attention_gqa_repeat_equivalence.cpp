@@ -34,14 +34,14 @@ std::vector<float> repeat_heads(const std::vector<float>& x, const AttentionSpec
   return out;
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
   AttentionCase mha = c;
   mha.spec.kv_heads = 0;
   const AttentionData rx{x.q, repeat_heads(x.k, c.spec, c.n()), repeat_heads(x.v, c.spec, c.n()), x.table};
   // One exact output for both calls; the bound of each is that of the repeated (MHA) case, whose
   // pairs (i, j, h) and magnitudes are the grouped case's.
-  const AttentionBound b = attention_bound(mha, dt, rx);
+  const AttentionBound b = attention_bound(mha, dt, rx, params.contract);
   Outcome o{.bound_u = 2 * b.bound_u, .trivial = admits_any_output(2 * b.bound_u, dt)};
   const auto grouped = encoder_attention(enc, dt, c, x, c.positions, o.failure);
   const auto repeated = encoder_attention(enc, dt, mha, rx, c.positions, o.failure);

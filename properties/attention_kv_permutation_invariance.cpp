@@ -14,13 +14,13 @@ namespace {
 
 rc::Gen<AttentionCase> cases(DType dt) { return attention_case_gen(dt, {AttentionPE::none}, false, 2); }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
   auto perm = permutation(c.n(), c.perm);
   if (std::is_sorted(perm.begin(), perm.end())) std::reverse(perm.begin(), perm.end());  // never the identity
   const std::size_t w = static_cast<std::size_t>(c.spec.width());
   const AttentionData px{x.q, permute_rows(x.k, perm, w), permute_rows(x.v, perm, w), x.table};
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   // The same exact output, the same magnitudes.
   Outcome o{.bound_u = 2 * b.bound_u, .trivial = admits_any_output(2 * b.bound_u, dt)};
   const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);

@@ -45,9 +45,9 @@ std::vector<std::vector<std::size_t>> candidates(const AttentionCase& c) {
   return all;
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   Outcome o{.bound_u = 2 * b.bound_u};
   const std::size_t w = static_cast<std::size_t>(c.spec.width());
   const auto out = encoder_attention(enc, dt, c, x, c.positions, o.failure);

@@ -20,9 +20,9 @@ rc::Gen<AttentionCase> cases(DType dt) {
                             false, 2);
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   // Each of the two outputs within the bound of its exact value.
   Outcome o{.bound_u = 2 * b.bound_u, .trivial = admits_any_output(2 * b.bound_u, dt)};
   auto perm = permutation(c.n(), c.perm);

@@ -15,14 +15,15 @@ rc::Gen<AttentionCase> cases(DType dt) {
   return attention_case_gen(dt, {AttentionPE::alibi, AttentionPE::shaw, AttentionPE::rope}, true, 1);
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
   const std::int64_t room = tol::kMaxPosition - c.positions.back();
   // Never 0 (a call compared with itself); the generator leaves room for at least 1.
   const std::int64_t t = room > 0 ? 1 + static_cast<std::int64_t>(c.perm % static_cast<std::uint64_t>(room)) : 0;
   AttentionCase shifted = c;
   for (auto& p : shifted.positions) p += t;
-  const AttentionBound b0 = attention_bound(c, dt, x), bt = attention_bound(shifted, dt, x);
+  const AttentionBound b0 = attention_bound(c, dt, x, params.contract),
+                       bt = attention_bound(shifted, dt, x, params.contract);
   // Both outputs are within their bound of the same exact output; the metrics' scales max|V'|
   // agree because V is not position-transformed by these encodings.
   Outcome o{.bound_u = b0.bound_u + bt.bound_u, .trivial = t == 0 || admits_any_output(b0.bound_u + bt.bound_u, dt)};

@@ -28,9 +28,9 @@ rc::Gen<AttentionCase> cases(DType dt) {
       });
 }
 
-Outcome check(Encoder& enc, DType dt, const AttentionCase& c) {
+Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const AttentionBound b = attention_bound(c, dt, x);
+  const AttentionBound b = attention_bound(c, dt, x, params.contract);
   if (c.spec.window == 1 && c.n() > 1) {
     // (2) One key, weight exactly 1: o_(i,h) = v_(i, kv head of h), within b of that exact value.
     Outcome o{.bound_u = b.bound_u, .trivial = admits_any_output(b.bound_u, dt)};

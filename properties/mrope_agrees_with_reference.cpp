@@ -24,9 +24,9 @@ Outcome check(Encoder& enc, DType dt, const MropeCase& c, const RunParams& param
   auto exact = to_real(x);
   ref::mrope_apply<Real>(c.spec, c.heads, c.axes[0], c.axes[1], c.axes[2], std::span<Real>(exact));
   const std::vector<double> exact_d = to_doubles(exact);
-  if (params.rope_contract != tol::RopeContract::exact)  // HF's Qwen-VL forms its angles in fp32
+  if (params.contract != tol::Contract::exact)  // HF's Qwen-VL forms its angles in fp32
     return under_contract(
-        params.rope_contract, dt, c.spec.rope(), c.heads, x, y, exact_d, 1.0,
+        params.contract, dt, c.spec.rope(), c.heads, x, y, exact_d, 1.0,
         [&](std::size_t token, int pair) { return c.axes[static_cast<std::size_t>(mrope_axis(c.spec, pair))][token]; });
   const WorstOf worst = worst_pair_error(c.spec.rope(), c.heads, dt, x, as_double(y), exact_d, 1.0, [&](std::size_t t) {
     return fmt::format("t={},h={},w={}", c.axes[0][t], c.axes[1][t], c.axes[2][t]);

@@ -46,7 +46,7 @@ Outcome check(Encoder& enc, DType dt, const MropeCase& c, const RunParams& param
   const double s1 = dot(qa, kb), s2 = dot(qas, kbs);
   o.error_u = std::fabs(s1 - s2) / (unit_roundoff(dt) * std::sqrt(dot(q, q) * dot(k, k)));
   o.where = fmt::format("<R_a q, R_b k> = {:.9g}, <R_a+s q, R_b+s k> = {:.9g}", s1, s2);
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // rope.relative's contract bound, each pair at the positions of its section's axis; two scores
     // with equal exact values: their bounds added, and the dot products in double.
     const RopeSpec one_d = c.spec.rope();
@@ -55,11 +55,10 @@ Outcome check(Encoder& enc, DType dt, const MropeCase& c, const RunParams& param
       return
           [&c, pos = at(c, which, shifted)](int p) { return pos[static_cast<std::size_t>(mrope_axis(c.spec, p))][0]; };
     };
-    o.bound_u = score_contract_bound(params.rope_contract, dt, one_d, bounds, q.data(), k.data(), score(0, false),
-                                     score(1, false)) +
-                score_contract_bound(params.rope_contract, dt, one_d, bounds, q.data(), k.data(), score(0, true),
-                                     score(1, true)) +
-                2 * c.spec.head_dim * tol::kU64 / unit_roundoff(dt);
+    o.bound_u =
+        score_contract_bound(params.contract, dt, one_d, bounds, q.data(), k.data(), score(0, false), score(1, false)) +
+        score_contract_bound(params.contract, dt, one_d, bounds, q.data(), k.data(), score(0, true), score(1, true)) +
+        2 * c.spec.head_dim * tol::kU64 / unit_roundoff(dt);
     o.trivial = o.trivial || o.bound_u >= 2 / unit_roundoff(dt);  // past any two unit scores' distance
   }
   return o;

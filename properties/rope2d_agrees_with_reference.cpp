@@ -19,7 +19,7 @@ rc::Gen<Rope2dCase> cases(DType) { return grid_case_gen(rope2d_spec_gen(), 3); }
 /// Under a weaker contract (HF's vision towers form their angles in fp32): each axis judged as 1-D
 /// RoPE is (rope_cases.hpp under_contract), pair by pair at its own bound; the case reports the
 /// axis whose worst pair comes closest to its bound.
-Outcome under(tol::RopeContract contract, DType dt, const Rope2dCase& c, const std::vector<float>& x,
+Outcome under(tol::Contract contract, DType dt, const Rope2dCase& c, const std::vector<float>& x,
               const std::vector<float>& y, const std::vector<double>& exact) {
   Outcome worst;
   double worst_ratio = -1;
@@ -47,8 +47,7 @@ Outcome check(Encoder& enc, DType dt, const Rope2dCase& c, const RunParams& para
   if (!o.failure.empty()) return o;
   auto exact = to_real(x);
   ref::rope2d_apply<Real>(c.spec, c.heads, c.rows, c.cols, std::span<Real>(exact));
-  if (params.rope_contract != tol::RopeContract::exact)
-    return under(params.rope_contract, dt, c, x, y, to_doubles(exact));
+  if (params.contract != tol::Contract::exact) return under(params.contract, dt, c, x, y, to_doubles(exact));
   const double u = unit_roundoff(dt);
   WorstOf worst;
   for (std::size_t base = 0; base < x.size(); base += hd)

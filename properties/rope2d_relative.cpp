@@ -27,7 +27,7 @@ rc::Gen<Rope2dCase> cases(DType) {
 /// One score's contract bound, in u |q| |k|: each axis's half-heads are a 1-D RoPE of width d/2 at
 /// that axis's coordinates (rope2d.agrees_with_reference judges them so), and the score is the sum
 /// of the two axes' scores, so their bounds add, each in its own half-norms.
-double score_bound(tol::RopeContract contract, DType dt, const Rope2dSpec& s, const measure::ContractBounds& bounds,
+double score_bound(tol::Contract contract, DType dt, const Rope2dSpec& s, const measure::ContractBounds& bounds,
                    const std::vector<float>& q, const std::vector<float>& k, std::int64_t rq, std::int64_t cq,
                    std::int64_t rk, std::int64_t ck) {
   double sum = 0;
@@ -57,15 +57,14 @@ Outcome check(Encoder& enc, DType dt, const Rope2dCase& c, const RunParams& para
   const double s1 = dot(rot(q, c.rows[0] + t, c.cols[0] + s), rot(k, c.rows[1] + t, c.cols[1] + s));
   if (!o.failure.empty()) return o;
   o.error_u = std::fabs(s0 - s1) / (unit_roundoff(dt) * std::sqrt(dot(q, q) * dot(k, k)));
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // Two scores whose exact values are equal: their bounds added, and the dot products in double.
     const measure::ContractBounds bounds(dt, c.spec.axis());
     const auto& r = c.rows;
     const auto& col = c.cols;
-    o.bound_u =
-        score_bound(params.rope_contract, dt, c.spec, bounds, q, k, r[0], col[0], r[1], col[1]) +
-        score_bound(params.rope_contract, dt, c.spec, bounds, q, k, r[0] + t, col[0] + s, r[1] + t, col[1] + s) +
-        2 * c.spec.head_dim * tol::kU64 / unit_roundoff(dt);
+    o.bound_u = score_bound(params.contract, dt, c.spec, bounds, q, k, r[0], col[0], r[1], col[1]) +
+                score_bound(params.contract, dt, c.spec, bounds, q, k, r[0] + t, col[0] + s, r[1] + t, col[1] + s) +
+                2 * c.spec.head_dim * tol::kU64 / unit_roundoff(dt);
     // A bound past any two unit scores' distance: nothing could have failed.
     o.trivial = o.trivial || o.bound_u >= 2 / unit_roundoff(dt);
   }

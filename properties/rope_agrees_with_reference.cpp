@@ -21,8 +21,8 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   auto exact = to_real(x);
   ref::rope_apply<Real>(c.spec, c.heads, c.positions, std::span<Real>(exact));
   const std::vector<double> exact_d = to_doubles(exact);
-  if (params.rope_contract != tol::RopeContract::exact)
-    return under_contract(params.rope_contract, dt, c.spec, c.heads, x, y, exact_d, c.spec.magnitude(),
+  if (params.contract != tol::Contract::exact)
+    return under_contract(params.contract, dt, c.spec, c.heads, x, y, exact_d, c.spec.magnitude(),
                           [&](std::size_t token, int) { return c.positions[token]; });
   const WorstOf worst = worst_pair_error(c, dt, x, as_double(y), exact_d, c.spec.magnitude());
   return worst.store(o);

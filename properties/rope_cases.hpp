@@ -136,12 +136,12 @@ Outcome against_pair_bounds(const RopeSpec& s, int heads, DType dt, const std::v
   return o;
 }
 
-/// Under a weaker accuracy contract (RunParams::rope_contract: dtype-trig, fp32-angles) each pair
+/// Under a weaker accuracy contract (RunParams::contract: dtype-trig, fp32-angles) each pair
 /// has its own bound, growing with the angle it turns (harness/tolerance.hpp): the case reports the
 /// pair that comes closest to its bound, its error and that bound. `position(token, pair)` is the
 /// position the pair turns by (one per token for RoPE; the pair's axis's for M-RoPE).
 template <class Position>
-Outcome under_contract(tol::RopeContract contract, DType dt, const RopeSpec& s, int heads, const std::vector<float>& x,
+Outcome under_contract(tol::Contract contract, DType dt, const RopeSpec& s, int heads, const std::vector<float>& x,
                        const std::vector<float>& y, const std::vector<double>& exact, double gain, Position position) {
   const measure::ContractBounds bounds(dt, s);
   return against_pair_bounds(

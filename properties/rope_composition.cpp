@@ -35,24 +35,24 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   // With YaRN's factor m, R_b R_a = m R_(a+b) on the rotated dims.
   const double m = c.spec.magnitude();
   const std::string calls = fmt::format(" [R_{} R_{} x vs R_{} x]", c.positions[1], c.positions[0], c.positions[2]);
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // Each pair against its own bound: the three calls' contract bounds at their positions.
     const measure::ContractBounds bounds(dt, c.spec);
     Outcome u = against_pair_bounds(
         one.spec, one.heads, dt, x, as_double(yab), rotated_times(one, direct, m), m * m,
         [&](std::size_t, int p) {
-          return composition_contract_bound(params.rope_contract, dt, bounds, p, c.positions[0], c.positions[1]);
+          return composition_contract_bound(params.contract, dt, bounds, p, c.positions[0], c.positions[1]);
         },
         [&](std::size_t, int, double b) {
-          return fmt::format("the {} contract's bound there {:.4g} u", tol::contract_name(params.rope_contract), b);
+          return fmt::format("the {} contract's bound there {:.4g} u", tol::contract_name(params.contract), b);
         });
     u.where += calls;
     // Where every pair's bound is past any rotation's distance from another (2 |x_p|), nothing
     // could have failed.
     double least = std::numeric_limits<double>::infinity();
     for (int p = 0; p < c.spec.rotary_dim / 2; ++p)
-      least = std::min(least,
-                       composition_contract_bound(params.rope_contract, dt, bounds, p, c.positions[0], c.positions[1]));
+      least =
+          std::min(least, composition_contract_bound(params.contract, dt, bounds, p, c.positions[0], c.positions[1]));
     u.trivial = o.trivial || least >= 2 / unit_roundoff(dt);
     return u;
   }

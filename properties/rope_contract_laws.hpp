@@ -27,7 +27,7 @@ namespace pecheck::props {
 /// a_of(p) and b_of(p) are the two calls' positions for pair p (M-RoPE turns each pair by its
 /// section's axis); the overload below takes one position per call.
 template <class AOf, class BOf>
-double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s, const measure::ContractBounds& bounds,
+double score_contract_bound(tol::Contract c, DType dt, const RopeSpec& s, const measure::ContractBounds& bounds,
                             const float* q, const float* k, AOf a_of, BOf b_of) {
   const double u = unit_roundoff(dt);
   double sum = 0, qq = 0, kk = 0;
@@ -40,9 +40,8 @@ double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s, co
   const double norms = std::sqrt(qq * kk);
   return norms > 0 ? sum / norms : 0;
 }
-inline double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s,
-                                   const measure::ContractBounds& bounds, const float* q, const float* k,
-                                   std::int64_t a, std::int64_t b) {
+inline double score_contract_bound(tol::Contract c, DType dt, const RopeSpec& s, const measure::ContractBounds& bounds,
+                                   const float* q, const float* k, std::int64_t a, std::int64_t b) {
   return score_contract_bound(
       c, dt, s, bounds, q, k, [a](int) { return a; }, [b](int) { return b; });
 }
@@ -50,7 +49,7 @@ inline double score_contract_bound(tol::RopeContract c, DType dt, const RopeSpec
 /// A law comparing the scores of two calls, each <R~ q, R~ k> at its own positions, both equal
 /// exactly: the two scores' contract bounds, and the dot products in double (2 head_dim u64 each,
 /// as tol::rope_relative charges them).
-inline double two_scores_contract_bound(tol::RopeContract c, DType dt, const RopeSpec& s,
+inline double two_scores_contract_bound(tol::Contract c, DType dt, const RopeSpec& s,
                                         const measure::ContractBounds& bounds, const float* q, const float* k,
                                         std::int64_t m, std::int64_t n, std::int64_t m2, std::int64_t n2) {
   return score_contract_bound(c, dt, s, bounds, q, k, m, n) + score_contract_bound(c, dt, s, bounds, q, k, m2, n2) +
@@ -59,7 +58,7 @@ inline double two_scores_contract_bound(tol::RopeContract c, DType dt, const Rop
 
 /// R~_b(R~_a x) against R~_(a+b) x on pair p, in u |x_p|: e_p(a) + e_p(b) + e_p(a + b) +
 /// u e_p(a) e_p(b) (the second rotation sees the first's error grown by at most e_p(a) u).
-inline double composition_contract_bound(tol::RopeContract c, DType dt, const measure::ContractBounds& bounds, int p,
+inline double composition_contract_bound(tol::Contract c, DType dt, const measure::ContractBounds& bounds, int p,
                                          std::int64_t a, std::int64_t b) {
   const double ea = bounds.at(c, p, a), eb = bounds.at(c, p, b);
   return ea + eb + bounds.at(c, p, a + b) + unit_roundoff(dt) * ea * eb;
@@ -70,7 +69,7 @@ inline double composition_contract_bound(tol::RopeContract c, DType dt, const me
 /// R~^(lin,s)_(s m) x against R~_m x the scaled call's bound is at s m with its frequencies divided
 /// by s (the same angle, one more rounding, which the contract's frequency term already counts);
 /// for NTK against plain RoPE at the equivalent base both are at m.
-inline double two_calls_contract_bound(tol::RopeContract c, const measure::ContractBounds& first,
+inline double two_calls_contract_bound(tol::Contract c, const measure::ContractBounds& first,
                                        const measure::ContractBounds& second, int p, std::int64_t first_at,
                                        std::int64_t second_at) {
   return first.at(c, p, first_at) + second.at(c, p, second_at);
@@ -81,7 +80,7 @@ inline double two_calls_contract_bound(tol::RopeContract c, const measure::Contr
 /// to its bound, at the token's position (named `position_name` in the text), and is trivial where
 /// every pair's bound is past any two rotations' distance (2 |x_p|): nothing could fail there.
 template <class BoundOf>
-Outcome two_calls_under_contract(tol::RopeContract c, DType dt, const RopeCase& rc, const std::vector<float>& x,
+Outcome two_calls_under_contract(tol::Contract c, DType dt, const RopeCase& rc, const std::vector<float>& x,
                                  const std::vector<float>& a, const std::vector<float>& b, BoundOf bound_of,
                                  const char* position_name) {
   Outcome o = against_pair_bounds(rc.spec, rc.heads, dt, x, as_double(a), as_double(b), 1.0, bound_of,

@@ -17,7 +17,7 @@ rc::Gen<RopeCase> cases(DType) { return rope_case_gen(gen::positions(2)); }
 Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params) {
   // Under a weaker contract each rotation is within dtype-trig's bound: fp32 angles cancel, since
   // the angle of -m is exactly minus the angle of m (cos even, sin odd).
-  const bool exact = params.rope_contract == tol::RopeContract::exact;
+  const bool exact = params.contract == tol::Contract::exact;
   Outcome o{.bound_u = exact ? tol::rope_inverse(dt) : tol::rope_inverse(dt, tol::rope_pair_dtype_trig(dt))};
   const auto x = gen::values(c.data, 1, c.size(), dt);
   std::vector<std::int64_t> negated(c.positions);

@@ -37,15 +37,15 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   const auto direct = encoder_rope(enc, dt, plain, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
   const std::string calls = fmt::format(" [R^(lin,{0})_({0} m) x vs R_m x]", s);
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // Each call within its pairs' contract bounds at its own position (the scaled one at s m with
     // the scaled frequencies), and both exact values equal: the two bounds added, pair by pair.
     const measure::ContractBounds scaled_bounds(dt, c.spec), plain_bounds(dt, plain.spec);
     const auto bound_of = [&](std::size_t token, int p) {
-      return two_calls_contract_bound(params.rope_contract, scaled_bounds, plain_bounds, p, stretched[token],
+      return two_calls_contract_bound(params.contract, scaled_bounds, plain_bounds, p, stretched[token],
                                       c.positions[token]);
     };
-    Outcome u = two_calls_under_contract(params.rope_contract, dt, c, x, scaled, direct, bound_of, "m");
+    Outcome u = two_calls_under_contract(params.contract, dt, c, x, scaled, direct, bound_of, "m");
     u.where += calls;
     return u;
   }

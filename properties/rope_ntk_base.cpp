@@ -42,18 +42,18 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   const auto direct = encoder_rope(enc, dt, plain, x, c.positions, o.failure);
   if (!o.failure.empty()) return o;
   const std::string against = fmt::format(" [vs plain RoPE with base {:.17g}]", plain.spec.base);
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // Each call within its pairs' contract bounds at m (the scaled call's exponent weighed at the
     // base b' it stands for), both exact values equal up to b''s rounding to double: the two
     // bounds added pair by pair, and that rounding's share as under the exact contract.
     const measure::ContractBounds scaled_bounds(dt, c.spec), plain_bounds(dt, plain.spec);
     const double rounding = tol::rope_base_rounding(dt);
     const auto bound_of = [&](std::size_t token, int p) {
-      return two_calls_contract_bound(params.rope_contract, scaled_bounds, plain_bounds, p, c.positions[token],
+      return two_calls_contract_bound(params.contract, scaled_bounds, plain_bounds, p, c.positions[token],
                                       c.positions[token]) +
              rounding;
     };
-    Outcome u = two_calls_under_contract(params.rope_contract, dt, c, x, scaled, direct, bound_of, "pos");
+    Outcome u = two_calls_under_contract(params.contract, dt, c, x, scaled, direct, bound_of, "pos");
     u.where += against;
     return u;
   }

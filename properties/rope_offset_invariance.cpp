@@ -46,7 +46,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   if (!o.failure.empty()) return o;
   const std::size_t d = static_cast<std::size_t>(c.spec.head_dim), H = static_cast<std::size_t>(c.heads);
   const double m = c.spec.magnitude();  // YaRN scales each rotated vector by m
-  const bool exact = params.rope_contract == tol::RopeContract::exact;
+  const bool exact = params.contract == tol::Contract::exact;
   const measure::ContractBounds bounds(dt, c.spec);
   // Exact: one bound for every score. Under a weaker contract each score pair has its own (the
   // four calls' bounds at their positions): the case reports the score closest to its bound.
@@ -60,7 +60,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
         const double scale = m * m * std::sqrt(dot(&q[a], &q[a], d) * dot(&k[b], &k[b], d));
         const double e = std::fabs(s0 - st) / (unit_roundoff(dt) * scale);
         const double bd = exact ? o.bound_u
-                                : two_scores_contract_bound(params.rope_contract, dt, c.spec, bounds, &q[a], &k[b],
+                                : two_scores_contract_bound(params.contract, dt, c.spec, bounds, &q[a], &k[b],
                                                             seq.positions[i], seq.positions[j], shifted[i], shifted[j]);
         least = std::min(least, bd);
         worst.offer(e / bd, [&] {

@@ -25,7 +25,7 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   // | |y_p| - m |x_p| | <= |y_p - m R x_p|: the agreement bound bounds the norm too. A wrong angle
   // keeps the norm, so under a weaker contract the norm is held to dtype-trig's bound (as the dump
   // reader holds it).
-  const bool exact = params.rope_contract == tol::RopeContract::exact;
+  const bool exact = params.contract == tol::Contract::exact;
   Outcome o{.bound_u = exact ? tol::rope_pair(dt) : tol::rope_pair_dtype_trig(dt)};
   const auto x = gen::edge_values(c.data, 1, c.size(), dt, static_cast<std::size_t>(c.spec.head_dim));
   const auto y = encoder_rope(enc, dt, c, x, c.positions, o.failure);

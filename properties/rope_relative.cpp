@@ -34,11 +34,10 @@ Outcome check(Encoder& enc, DType dt, const RopeCase& c, const RunParams& params
   const auto qmt = encoder_rope(enc, dt, c, q, {m + t}, o.failure),
              knt = encoder_rope(enc, dt, c, k, {n + t}, o.failure);
   if (!o.failure.empty()) return o;
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // Under a weaker contract each call is within its pairs' bounds at its own position.
     const measure::ContractBounds bounds(dt, c.spec);
-    o.bound_u =
-        two_scores_contract_bound(params.rope_contract, dt, c.spec, bounds, q.data(), k.data(), m, n, m + t, n + t);
+    o.bound_u = two_scores_contract_bound(params.contract, dt, c.spec, bounds, q.data(), k.data(), m, n, m + t, n + t);
     o.trivial = o.trivial || o.bound_u >= 2 / unit_roundoff(dt);  // no pair of unit scores lies further apart
   }
   const double s1 = dot(qm, kn), s2 = dot(qmt, knt);

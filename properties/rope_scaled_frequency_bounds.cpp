@@ -125,8 +125,8 @@ std::vector<Probe> probes(const RopeSpec& s) {
 /// e u (normwise) has its angle within asin(e u) <= e u (1 + (e u)^2). e is E under the exact
 /// contract, else the contract's bound on the pair at the probe's position.
 double angle_bound(const RunParams& params, DType dt, const measure::ContractBounds& bounds, const Probe& pr) {
-  if (params.rope_contract == tol::RopeContract::exact) return tol::rope_angle(dt);
-  const double e = bounds.at(params.rope_contract, pr.pair, pr.position), eu = e * unit_roundoff(dt);
+  if (params.contract == tol::Contract::exact) return tol::rope_angle(dt);
+  const double e = bounds.at(params.contract, pr.pair, pr.position), eu = e * unit_roundoff(dt);
   return e * (1 + eu * eu);
 }
 

@@ -26,13 +26,13 @@ class SinusoidContractBounds {
       exponent_.push_back(std::fabs(2.0 * i / s.frequency_width() * std::log(s.base)));
   }
   /// Both entries of pair i at pos (the padding row is zeros in every contract: nothing rounds).
-  double at(tol::RopeContract c, int i, std::int64_t pos) const {
+  double at(tol::Contract c, int i, std::int64_t pos) const {
     if (spec_.is_padding(pos)) return tol::sinusoidal_entry(dt_);
     const std::size_t k = static_cast<std::size_t>(i);
     return tol::sinusoidal_entry_contract(c, dt_, std::fabs(static_cast<double>(pos) * freq_[k]), exponent_[k]);
   }
   /// |PE~(pos) - PE(pos)| / u over the whole row: the entries' bounds in quadrature.
-  double row(tol::RopeContract c, std::int64_t pos) const {
+  double row(tol::Contract c, std::int64_t pos) const {
     double sum = 0;
     for (int i = 0; i < spec_.d_model / 2; ++i) sum += 2 * at(c, i, pos) * at(c, i, pos);
     return std::sqrt(sum);
@@ -47,7 +47,7 @@ class SinusoidContractBounds {
 /// sinusoidal.shift_linearity on pair i, in u: each phasor within sqrt(2) e u of a unit one, so
 /// one product w(b) conj(w(a)) within sqrt(2) (e_a + e_b) u + 2 e_a e_b u^2, and two products whose
 /// exact values are equal within the sum of theirs (positions p, p + k, q, q + k).
-inline double shift_contract_bound(tol::RopeContract c, DType dt, const SinusoidContractBounds& b, int i,
+inline double shift_contract_bound(tol::Contract c, DType dt, const SinusoidContractBounds& b, int i,
                                    const std::vector<std::int64_t>& positions) {
   const double u = unit_roundoff(dt);
   const double e0 = b.at(c, i, positions[0]), e1 = b.at(c, i, positions[1]), e2 = b.at(c, i, positions[2]),
@@ -59,7 +59,7 @@ inline double shift_contract_bound(tol::RopeContract c, DType dt, const Sinusoid
 /// |PE(a)| = sqrt(d/2), so one Gram entry within (N_a + N_b) sqrt(d/2) u + N_a N_b u^2; two whose
 /// exact values are equal within the sum of theirs, plus the dot products in double (d u64 each).
 /// Positions p, q, p + t, q + t.
-inline double gram_contract_bound(tol::RopeContract c, DType dt, const SinusoidContractBounds& b, int d_model,
+inline double gram_contract_bound(tol::Contract c, DType dt, const SinusoidContractBounds& b, int d_model,
                                   const std::vector<std::int64_t>& positions) {
   const double u = unit_roundoff(dt), norm = std::sqrt(d_model / 2.0);
   const auto one = [&](std::int64_t a, std::int64_t bpos) {

@@ -28,10 +28,10 @@ rc::Gen<SinusoidalCase> cases(DType) {
       rc::gen::weightedOneOf<int>({{2, rc::gen::just(-1)}, {1, rc::gen::just(1)}, {1, rc::gen::element(0, 2, 3)}}));
 }
 
-/// Under a weaker contract (RunParams::rope_contract, as RoPE's: a table of fp32 sin/cos, or of
+/// Under a weaker contract (RunParams::contract, as RoPE's: a table of fp32 sin/cos, or of
 /// fp32 angles) each entry has its own bound, growing with its angle: the case reports the entry
 /// that comes closest to its bound.
-Outcome under_contract(tol::RopeContract contract, DType dt, const SinusoidalCase& c, const std::vector<float>& rows) {
+Outcome under_contract(tol::Contract contract, DType dt, const SinusoidalCase& c, const std::vector<float>& rows) {
   Outcome o;
   const double u = unit_roundoff(dt);
   const std::size_t d = static_cast<std::size_t>(c.spec.d_model);
@@ -69,7 +69,7 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c, const RunParams& 
   Outcome o{.bound_u = tol::sinusoidal_entry(dt)};
   const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
   if (!o.failure.empty()) return o;
-  if (params.rope_contract != tol::RopeContract::exact) return under_contract(params.rope_contract, dt, c, rows);
+  if (params.contract != tol::Contract::exact) return under_contract(params.contract, dt, c, rows);
   const double u = unit_roundoff(dt);
   const std::size_t d = static_cast<std::size_t>(c.spec.d_model);
   WorstOf worst;

@@ -51,8 +51,8 @@ long double min_distance(const SinusoidalSpec& s, std::size_t length) {
 /// tol::sinusoidal_distance), each row's entry bounds in quadrature under a weaker one.
 class DistanceBounds {
  public:
-  DistanceBounds(DType dt, const SinusoidalSpec& s, const std::vector<std::int64_t>& positions, tol::RopeContract c)
-      : exact_(c == tol::RopeContract::exact), constant_(tol::sinusoidal_distance(dt, s.d_model)) {
+  DistanceBounds(DType dt, const SinusoidalSpec& s, const std::vector<std::int64_t>& positions, tol::Contract c)
+      : exact_(c == tol::Contract::exact), constant_(tol::sinusoidal_distance(dt, s.d_model)) {
     if (exact_) return;
     const SinusoidContractBounds bounds(dt, s);
     for (std::int64_t pos : positions) row_.push_back(bounds.row(c, pos));
@@ -67,7 +67,7 @@ class DistanceBounds {
 };
 
 Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c, const RunParams& params) {
-  const DistanceBounds bounds(dt, c.spec, c.positions, params.rope_contract);
+  const DistanceBounds bounds(dt, c.spec, c.positions, params.contract);
   Outcome o{.bound_u = bounds.at(0, 1)};
   const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
   if (!o.failure.empty()) return o;
@@ -81,7 +81,7 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c, const RunParams& 
     // Under a weaker contract far out (fp32 angles), no pair's distance could fall short of what its
     // bound allows: the case is trivial. Under the exact contract this never happens for d >= 8,
     // L <= 96 (see the page): a guard, not a pass.
-    if (params.rope_contract != tol::RopeContract::exact) {
+    if (params.contract != tol::Contract::exact) {
       o.trivial = true;
       return o;
     }

@@ -38,10 +38,10 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c, const RunParams& 
   const double g1 = dot(rows, d, 0, 1), g2 = dot(rows, d, 2, 3);
   o.error_u = std::fabs(g1 - g2) / unit_roundoff(dt);
   o.where = fmt::format("PE(p).PE(q) = {:.9g}, PE(p+t).PE(q+t) = {:.9g}", g1, g2);
-  if (params.rope_contract != tol::RopeContract::exact) {
+  if (params.contract != tol::Contract::exact) {
     // Each row within its entries' contract bounds at its position (docs/error-model.md).
     o.bound_u =
-        gram_contract_bound(params.rope_contract, dt, SinusoidContractBounds(dt, c.spec), c.spec.d_model, c.positions);
+        gram_contract_bound(params.contract, dt, SinusoidContractBounds(dt, c.spec), c.spec.d_model, c.positions);
     // Two Gram entries lie within d of each other (|PE|^2 = d/2): a bound past that could not fail.
     o.trivial = o.trivial || o.bound_u >= c.spec.d_model / unit_roundoff(dt);
   }

@@ -28,7 +28,7 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c, const RunParams& 
   Outcome o{.bound_u = tol::sinusoidal_shift(dt), .trivial = c.positions[1] == c.positions[0]};
   const auto rows = encoder_rows(enc, dt, c.spec, c.positions, o.failure);
   if (!o.failure.empty()) return o;
-  const bool exact = params.rope_contract == tol::RopeContract::exact;
+  const bool exact = params.contract == tol::Contract::exact;
   const SinusoidContractBounds bounds(dt, c.spec);
   WorstOf worst;  // of error / bound
   double error = 0, bound = o.bound_u, least = std::numeric_limits<double>::infinity();
@@ -40,15 +40,14 @@ Outcome check(Encoder& enc, DType dt, const SinusoidalCase& c, const RunParams& 
     const double re2 = y.re * x.re + y.im * x.im, im2 = y.im * x.re - y.re * x.im;
     const double err = std::hypot(re1 - re2, im1 - im2) / unit_roundoff(dt);
     // Under a weaker contract each pair has its own bound (its four entries' at their positions).
-    const double pb = exact ? o.bound_u : shift_contract_bound(params.rope_contract, dt, bounds, i, c.positions);
+    const double pb = exact ? o.bound_u : shift_contract_bound(params.contract, dt, bounds, i, c.positions);
     least = std::min(least, pb);
     worst.offer(err / pb, [&] {
       error = err, bound = pb;
       return fmt::format(
           "pair {} (rotation by k seen from p: ({:.9g}, {:.9g}), from q: ({:.9g}, {:.9g})){}", i, re1, im1, re2, im2,
-          exact
-              ? ""
-              : fmt::format(", the {} contract's bound there {:.4g} u", tol::contract_name(params.rope_contract), pb));
+          exact ? ""
+                : fmt::format(", the {} contract's bound there {:.4g} u", tol::contract_name(params.contract), pb));
     });
   }
   o.error_u = error, o.bound_u = bound, o.where = worst.where;

@@ -20,6 +20,7 @@ namespace pecheck::selftest {
 /// in the buffers (n), each key's scaled logit and value row.
 struct SoftmaxRow {
   std::size_t visible, stored;
+  DType dtype;  ///< the call's storage dtype
   std::function<float(std::size_t)> logit;
   std::function<const float*(std::size_t)> value;
 };
@@ -49,7 +50,7 @@ struct HandWrittenSoftmax : Forwarding {
         const auto value = [&, &v = v](std::size_t j) { return v.data() + (j * H + h) * d; };
         std::vector<float> acc(d, 0.0f);
         float sum = 0;
-        row({s.causal ? off + i + 1 : n, n, logit, value}, acc, sum);
+        row({s.causal ? off + i + 1 : n, n, dt, logit, value}, acc, sum);
         for (std::size_t e = 0; e < d; ++e) o[(i * H + h) * d + e] = round_to(dt, acc[e] / sum);
       }
   }
@@ -79,10 +80,10 @@ struct TiledOnlineSoftmax : HandWrittenSoftmax {
       }
       m = m_new;
       for (std::size_t j = 0; j < l.size(); ++j) {
-        const float w = std::exp(l[j] - m);
-        sum += w;
+        const float w = std::exp(l[j] - m), p = p_at_v(w, r.dtype);
+        sum += w;  // the running sum from the unrounded weights, as FlashAttention-2 keeps it
         if (vals[j])
-          for (std::size_t e = 0; e < acc.size(); ++e) acc[e] += w * vals[j][e];
+          for (std::size_t e = 0; e < acc.size(); ++e) acc[e] += p * vals[j][e];
       }
     }
   }
@@ -93,6 +94,9 @@ struct TiledOnlineSoftmax : HandWrittenSoftmax {
     return std::min(start + tile_, r.visible);
   }
   virtual bool rescales() const { return true; }
+  /// A weight as it meets V (P of P.V): fp32 here, the exact contract's; a kernel that rounds P
+  /// before the product (the rounded-P contract's, or a bug) says how.
+  virtual float p_at_v(float w, DType) const { return w; }
   std::size_t tile_;
 };
 

@@ -123,6 +123,14 @@ struct AttentionNoMaxSubtraction : HandWrittenSoftmax {
   }
 };
 
+/// The softmax probabilities rounded to f16 where they meet V, whatever the call's dtype: a flash
+/// loop's P cast by a hard-coded type. Within the rounded-P contract in bf16 (f16 is finer) and f16,
+/// far outside every attention contract in f32 (u_f16 = 2^13 u_f32).
+struct AttentionPHardCodedF16 : TiledOnlineSoftmax {
+  AttentionPHardCodedF16() : TiledOnlineSoftmax("mutant-attention-p-hard-coded-f16", 64) {}
+  float p_at_v(float w, DType) const override { return round_to(DType::f16, w); }
+};
+
 /// Grouped-query attention whose query head h reads K/V head h % kv_heads (heads interleaved over
 /// the K/V heads) instead of h / group (consecutive groups): right for MQA and for MHA, wrong for
 /// every other grouping. Run as the MHA call with K and V repeated by that wrong rule.
@@ -187,6 +195,11 @@ std::vector<Mutant> numeric_mutants() {
        "W + 1 keys where W were meant: transformers issue 39408 (flash-attn's window_size set to (W, W)), zml PR 763 "
        "(window_size_left = W instead of W - 1), vLLM issue 3385 (HF and xformers disagreeing by one)",
        "attention.window_limits", make_mutant<AttentionWindowOffByOne>},
+      {"softmax probabilities hard-coded to f16",
+       "P cast to f16 before P.V whatever the dtype: the Triton fused-attention tutorial's "
+       "torch.softmax(p.float(), dim=-1).half() (triton issue 734), LMCache PR 3092's Triton attention kernels "
+       "casting to tl.float16 in bf16 and f32 models",
+       "attention.agrees_with_reference", make_mutant<AttentionPHardCodedF16>},
       {"grouped-query heads mapped by h % kv_heads",
        "query head h given K/V head h % kv_heads instead of h / (heads / kv_heads): the repeat_interleave vs "
        "repeat mix-up of GQA ports (HF's repeat_kv expands each K/V head over consecutive query heads)",

@@ -15,7 +15,7 @@
 namespace pecheck {
 namespace {
 
-using C = tol::RopeContract;
+using C = tol::Contract;
 
 const Property& property(const std::string& id) { return registered_property(id); }
 
@@ -33,9 +33,9 @@ ContractVerdict met(C c) { return {.op = Op::rope_apply, .dtype = DType::bf16, .
 // A law that holds from contract `holds_from` down; records the contracts it was re-run under.
 auto law_holding_from(C holds_from, std::vector<C>& asked) {
   return [holds_from, &asked](const Property& p, const RunParams& params) {
-    asked.push_back(params.rope_contract);
-    return result(p.id, params.rope_contract >= holds_from ? Verdict::pass : Verdict::fail,
-                  "error at pos=" + std::to_string(100 + static_cast<int>(params.rope_contract)));
+    asked.push_back(params.contract);
+    return result(p.id, params.contract >= holds_from ? Verdict::pass : Verdict::fail,
+                  "error at pos=" + std::to_string(100 + static_cast<int>(params.contract)));
   };
 }
 
@@ -61,7 +61,7 @@ TEST(ContractSettle, AFailingPerCallLawStepsTheVerdictDownToWhereItHolds) {
   EXPECT_EQ(v.misses[1].result.verdict, Verdict::fail);
   EXPECT_EQ(orthogonal.verdict, Verdict::pass);  // replaced by its run under the contract settled on
   ASSERT_TRUE(orthogonal_params.has_value());
-  EXPECT_EQ(orthogonal_params->rope_contract, C::fp32_angles);  // and so are the params it ran with
+  EXPECT_EQ(orthogonal_params->contract, C::fp32_angles);  // and so are the params it ran with
   EXPECT_EQ(inverse.verdict, Verdict::pass);
   EXPECT_NE(v.describe().find("meets fp32-angles; exact fails at position 187 (rope.orthogonal"), std::string::npos)
       << v.describe();
@@ -84,7 +84,7 @@ TEST(ContractSettle, AnAskedContractACrashOrALawFailingEverywhereChangesNothing)
   ContractVerdict v = met(C::exact);
   const PropertyResult before = orthogonal;
   EXPECT_FALSE(settle_contract(v, laws, {}, [&](const Property& p, const RunParams& params) {
-    asked.push_back(params.rope_contract);
+    asked.push_back(params.contract);
     return result(p.id, Verdict::fail);
   }));
   EXPECT_EQ(v.met, C::exact);
@@ -107,8 +107,55 @@ TEST(ContractSettle, EveryLawIsJudgedUnderTheWeakerContract) {
   EXPECT_EQ(v.met, C::fp32_angles);
   EXPECT_EQ(injective.verdict, Verdict::pass);
   ASSERT_TRUE(ran.has_value());
-  EXPECT_EQ(ran->rope_contract, C::fp32_angles);
+  EXPECT_EQ(ran->contract, C::fp32_angles);
   EXPECT_EQ(ran->max_position, tol::rope_law_ceiling(C::fp32_angles, DType::bf16));
+}
+
+TEST(ContractSettle, AttentionStepsFromExactToRoundedPAndNoFurther) {
+  // Attention's ladder is its own: exact, then P rounded to the dtype; never a position contract.
+  ContractVerdict v{.op = Op::attention, .dtype = DType::bf16, .met = C::exact};
+  PropertyResult agreement = result("attention.agrees_with_reference", Verdict::pass);
+  PropertyResult permuted = result("attention.permutation_equivariance", Verdict::fail, "token 3");
+  std::vector<C> asked;
+  std::optional<RunParams> ran;
+  ASSERT_TRUE(settle_contract(v,
+                              {{&property("attention.agrees_with_reference"), &agreement},
+                               {&property("attention.permutation_equivariance"), &permuted, &ran}},
+                              {}, law_holding_from(C::rounded_p, asked)));
+  EXPECT_EQ(asked, (std::vector{C::rounded_p}));
+  EXPECT_EQ(v.met, C::rounded_p);
+  ASSERT_TRUE(ran.has_value());
+  EXPECT_EQ(ran->contract, C::rounded_p);
+  EXPECT_EQ(ran->max_position, 0);  // no ceiling: rounded-p's bound does not grow with the position
+  EXPECT_NE(v.describe().find("meets rounded-p; exact fails (attention.permutation_equivariance"), std::string::npos)
+      << v.describe();
+}
+
+TEST(ContractLadder, EachOperationClimbsTheContractsThatGovernIt) {
+  EXPECT_EQ(std::vector(contract_ladder(Op::attention).begin(), contract_ladder(Op::attention).end()),
+            (std::vector{C::exact, C::rounded_p}));
+  EXPECT_EQ(std::vector(contract_ladder(Op::rope_apply).begin(), contract_ladder(Op::rope_apply).end()),
+            (std::vector{C::exact, C::dtype_trig, C::fp32_angles}));
+  EXPECT_TRUE(contract_ladder(Op::alibi_bias).empty());
+  EXPECT_TRUE(governs(C::exact, Op::sinusoidal_table));
+  EXPECT_FALSE(governs(C::rounded_p, Op::rope_apply));
+  EXPECT_FALSE(governs(C::fp32_angles, Op::attention));
+  EXPECT_EQ(contract_named("rounded-p"), C::rounded_p);
+  EXPECT_THROW(contract_named("rounded_p"), std::invalid_argument);
+
+  std::vector<C> tried;
+  PropertyResult decided;
+  const auto agreement_failing = [&](C c) {
+    tried.push_back(c);
+    return result("attention.agrees_with_reference", Verdict::fail);
+  };
+  const ContractVerdict v = climb_contracts(Op::attention, DType::f32, std::nullopt, agreement_failing, decided);
+  EXPECT_EQ(tried, (std::vector{C::exact, C::rounded_p}));
+  EXPECT_FALSE(v.met.has_value());
+  EXPECT_NE(v.describe().find("meets no named contract (tried exact, rounded-p)"), std::string::npos) << v.describe();
+  // A contract asked of an operation it does not govern is the caller's mistake, said so.
+  EXPECT_THROW(climb_contracts(Op::rope_apply, DType::f32, C::rounded_p, agreement_failing, decided),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -175,7 +175,7 @@ TEST(PinnedRuns, TheFp32AnglesContractPassesFp32AnglesTheExactOneFails) {
     RunParams params{.seed = 11, .cases = 100};
     const Property& agrees = property("rope.agrees_with_reference");
     EXPECT_EQ(agrees.run(*enc, DType::f32, params).verdict, Verdict::fail);
-    params.rope_contract = tol::RopeContract::fp32_angles;
+    params.contract = tol::Contract::fp32_angles;
     const PropertyResult r = agrees.run(*enc, DType::f32, params);
     EXPECT_EQ(r.verdict, Verdict::pass) << r.counterexample << " " << r.message;
     EXPECT_GT(r.max_error_u, 2);  // what exact refused, fp32 angles allow

@@ -32,8 +32,8 @@ std::unique_ptr<Encoder> mutant(const std::string& name) {
 
 RunParams under_fp32_angles(DType dt) {
   RunParams params{.seed = 5, .cases = 100};
-  params.rope_contract = tol::RopeContract::fp32_angles;
-  params.max_position = tol::rope_law_ceiling(params.rope_contract, dt);
+  params.contract = tol::Contract::fp32_angles;
+  params.max_position = tol::rope_law_ceiling(params.contract, dt);
   return params;
 }
 
@@ -42,9 +42,9 @@ constexpr const char* kLaws[] = {"rope.relative",       "rope.composition", "rop
 
 TEST(RopeContractLaws, OnlyTheFp32AnglesContractHasACeiling) {
   for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
-    EXPECT_EQ(tol::rope_law_ceiling(tol::RopeContract::exact, dt), 0);
-    EXPECT_EQ(tol::rope_law_ceiling(tol::RopeContract::dtype_trig, dt), 0);
-    const std::int64_t top = tol::rope_law_ceiling(tol::RopeContract::fp32_angles, dt);
+    EXPECT_EQ(tol::rope_law_ceiling(tol::Contract::exact, dt), 0);
+    EXPECT_EQ(tol::rope_law_ceiling(tol::Contract::dtype_trig, dt), 0);
+    const std::int64_t top = tol::rope_law_ceiling(tol::Contract::fp32_angles, dt);
     // Four calls' bounds on the fastest pair within 1/u at the ceiling, and past it at twice that.
     EXPECT_LE(4 * tol::rope_pair_fp32_angles(dt, static_cast<double>(top), 0), 1 / unit_roundoff(dt));
     EXPECT_GT(4 * tol::rope_pair_fp32_angles(dt, 2.0 * static_cast<double>(top), 0), 1 / unit_roundoff(dt));

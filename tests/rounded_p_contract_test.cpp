@@ -3,15 +3,22 @@
 // rounds P to bf16 before P.V can exceed that bound, and stays within the rounded-P contract's
 // bound, attention_output + u_P/u. Simulated here: the kernel computes in double except for P
 // (rounded to bf16) and the output (rounded to bf16), so every other term of the bound is slack.
+// Then as a run judges it: a flash-style kernel that rounds P to its dtype meets every attention
+// law under the rounded-P contract (contract=rounded_p), and one that rounds P to f16 whatever the
+// dtype (mutant-attention-p-hard-coded-f16) meets no attention contract in f32.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "harness/contract_ladder.hpp"
 #include "harness/generators.hpp"
 #include "harness/tolerance.hpp"
 #include "properties/attention_cases.hpp"
+#include "properties/registry.hpp"
+#include "selftest/hand_written_softmax.hpp"
+#include "selftest/mutants.hpp"
 
 namespace pecheck {
 namespace {
@@ -52,7 +59,7 @@ TEST(RoundedPContract, ABf16PKernelCanExceedTheExactBoundAndStaysWithinItsOwn) {
     const std::size_t n = c.positions.size();
     const props::AttentionData x{
         gen::values(seed, 1, n, dt, qk), gen::values(seed, 2, n, dt, qk), gen::values(seed, 3, n, dt), {}};
-    const props::AttentionBound b = props::attention_bound(c, dt, x);
+    const props::AttentionBound b = props::attention_bound(c, dt, x, tol::Contract::exact);
     const double scale = c.spec.effective_scale();
     const auto exact = attention(x, scale, false, false, dt), got = attention(x, scale, true, true, dt);
     double err = 0;
@@ -74,6 +81,53 @@ TEST(RoundedPContract, ABf16PKernelCanExceedTheExactBoundAndStaysWithinItsOwn) {
   EXPECT_GT(worst_over_exact, 1.0);
   std::printf("bf16-P kernel: worst error / exact bound %.4f, / rounded-P bound %.4f, %d of 20000 beyond exact\n",
               worst_over_exact, worst_over_rounded, beyond_exact);
+}
+
+/// FlashAttention-2's loop in bf16 and f16: P rounded to the call's dtype where it meets V, the
+/// running sum from the unrounded weights; key tiles of 16, so that long cases rescale.
+struct RoundsPToItsDtype : selftest::TiledOnlineSoftmax {
+  RoundsPToItsDtype() : TiledOnlineSoftmax("flash-style kernel, P in the dtype", 16) {}
+  float p_at_v(float w, DType dt) const override { return round_to(dt, w); }
+};
+
+RunParams under(tol::Contract c) {
+  RunParams rp{.seed = 11, .cases = 40};
+  rp.contract = c;
+  return rp;
+}
+
+TEST(RoundedPContract, AKernelRoundingPToItsDtypeMeetsEveryAttentionLawUnderIt) {
+  int judged = 0;
+  for (const DType dt : {DType::f32, DType::bf16, DType::f16})
+    for (const Property& p : property_registry()) {
+      if (p.op != Op::attention || !p.applies(dt)) continue;
+      RoundsPToItsDtype kernel;
+      const PropertyResult r = p.run(kernel, dt, under(tol::Contract::rounded_p));
+      EXPECT_TRUE(r.verdict == Verdict::pass || r.verdict == Verdict::skip)
+          << p.id << " " << dtype_name(dt) << ": " << r.message << " " << r.counterexample;
+      judged += r.verdict == Verdict::pass && r.nontrivial_cases > 0;
+    }
+  EXPECT_GE(judged, 30);  // not a pass by skipping: most laws ran in every dtype
+}
+
+TEST(RoundedPContract, PRoundedToF16InAnF32KernelMeetsNoAttentionContract) {
+  const Property& agreement = registered_property("attention.agrees_with_reference");
+  const auto mutant = [] { return selftest::make_mutant_named("mutant-attention-p-hard-coded-f16"); };
+  std::vector<tol::Contract> tried;
+  PropertyResult decided;
+  const ContractVerdict v = climb_contracts(
+      Op::attention, DType::f32, std::nullopt,
+      [&](tol::Contract c) {
+        tried.push_back(c);
+        return agreement.run(*mutant(), DType::f32, under(c));
+      },
+      decided);
+  EXPECT_EQ(tried, (std::vector{tol::Contract::exact, tol::Contract::rounded_p}));
+  EXPECT_FALSE(v.met.has_value()) << v.describe();
+  ASSERT_EQ(decided.verdict, Verdict::fail);
+  EXPECT_GT(decided.counterexample_error_u, decided.counterexample_bound_u);
+  // In bf16, f16 is the finer dtype: P rounded to it is within what rounding to bf16 may do.
+  EXPECT_EQ(agreement.run(*mutant(), DType::bf16, under(tol::Contract::rounded_p)).verdict, Verdict::pass);
 }
 
 }  // namespace

@@ -75,7 +75,7 @@ TEST(SinusoidContracts, Fp32TablesFailExactAndMeetFp32Angles) {
   RunParams params{.seed = 7, .cases = 100, .pins = fairseq()};
   const PropertyResult exact = agrees().run(table, DType::f32, params);
   EXPECT_EQ(exact.verdict, Verdict::fail);
-  params.rope_contract = tol::RopeContract::fp32_angles;
+  params.contract = tol::Contract::fp32_angles;
   const PropertyResult r = agrees().run(table, DType::f32, params);
   EXPECT_EQ(r.verdict, Verdict::pass) << r.counterexample << " " << r.message;
   EXPECT_GT(r.max_error_u, 2);  // what exact refused, fp32 angles allow
@@ -83,16 +83,16 @@ TEST(SinusoidContracts, Fp32TablesFailExactAndMeetFp32Angles) {
 
 TEST(SinusoidContracts, TheWeakestContractStillRefusesAWrongBase) {
   Fp32FairseqTable table(1.0001);
-  const RunParams params{.seed = 7, .cases = 100, .pins = fairseq(), .rope_contract = tol::RopeContract::fp32_angles};
+  const RunParams params{.seed = 7, .cases = 100, .pins = fairseq(), .contract = tol::Contract::fp32_angles};
   EXPECT_EQ(agrees().run(table, DType::f32, params).verdict, Verdict::fail);
 }
 
 TEST(SinusoidContracts, TheContractsAreOrdered) {
   for (const DType dt : {DType::f32, DType::bf16, DType::f16})
     for (const double angle : {0.0, 1.0, 1e3, 1e6}) {
-      const double exact = tol::sinusoidal_entry_contract(tol::RopeContract::exact, dt, angle, 9.2);
-      const double trig = tol::sinusoidal_entry_contract(tol::RopeContract::dtype_trig, dt, angle, 9.2);
-      const double fp32 = tol::sinusoidal_entry_contract(tol::RopeContract::fp32_angles, dt, angle, 9.2);
+      const double exact = tol::sinusoidal_entry_contract(tol::Contract::exact, dt, angle, 9.2);
+      const double trig = tol::sinusoidal_entry_contract(tol::Contract::dtype_trig, dt, angle, 9.2);
+      const double fp32 = tol::sinusoidal_entry_contract(tol::Contract::fp32_angles, dt, angle, 9.2);
       EXPECT_LE(exact, trig);
       EXPECT_LE(trig, fp32);
     }
@@ -102,8 +102,8 @@ TEST(SinusoidContracts, TheLawsComparingRowsHoldUnderFp32AnglesAndCatchBf16Angle
   Fp32FairseqTable table;
   RunParams exact{.seed = 7, .cases = 100, .pins = fairseq(-1)};
   RunParams params = exact;
-  params.rope_contract = tol::RopeContract::fp32_angles;
-  params.max_position = tol::rope_law_ceiling(params.rope_contract, DType::f32);
+  params.contract = tol::Contract::fp32_angles;
+  params.max_position = tol::rope_law_ceiling(params.contract, DType::f32);
   for (const char* id : {"sinusoidal.shift_linearity", "sinusoidal.offset_inner_product", "sinusoidal.injectivity"}) {
     const PropertyResult r = property(id).run(table, DType::f32, params);
     EXPECT_EQ(r.verdict, Verdict::pass) << id << ": " << r.counterexample << " " << r.message;
@@ -121,8 +121,8 @@ TEST(SinusoidContracts, InjectivityUnderFp32AnglesJudgesMostCasesInEveryDtype) {
   const auto scalar = make_encoder("scalar");
   for (DType dt : {DType::f32, DType::bf16, DType::f16}) {
     RunParams params{.seed = 7, .cases = 100};
-    params.rope_contract = tol::RopeContract::fp32_angles;
-    params.max_position = tol::rope_law_ceiling(params.rope_contract, dt);
+    params.contract = tol::Contract::fp32_angles;
+    params.max_position = tol::rope_law_ceiling(params.contract, dt);
     const PropertyResult r = property("sinusoidal.injectivity").run(*scalar, dt, params);
     EXPECT_EQ(r.verdict, Verdict::pass) << dtype_name(dt) << ": " << r.message;
     EXPECT_GE(r.nontrivial_cases, 90) << dtype_name(dt);

@@ -17,13 +17,15 @@ import os
 import sys
 from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Union
 
-from ._contracts import CONTRACTS, ContractMiss, ContractVerdict, verdict_of
+from ._contracts import (ATTENTION_CONTRACTS, CONTRACTS, POSITION_CONTRACTS, ContractMiss, ContractVerdict, contracts_of,
+                         verdict_of)
 from ._dtypes import DTYPES as _DTYPES
 from ._dtypes import dtype_name
 from ._report import Report, Result
 
 from ._version import __version__  # CMakeLists.txt's project(pecheck VERSION ...), via the installed metadata
-__all__ = ["check", "assert_holds", "Report", "Result", "ContractVerdict", "ContractMiss", "CONTRACTS", "Unsupported",
+__all__ = ["check", "assert_holds", "Report", "Result", "ContractVerdict", "ContractMiss", "CONTRACTS",
+           "POSITION_CONTRACTS", "ATTENTION_CONTRACTS", "Unsupported",
            "OPERATIONS", "ATTENTION_FORMS", "DEFAULT_SEED", "Framework"]
 
 DEFAULT_SEED = 20261130
@@ -131,11 +133,13 @@ def check(
     isolate: run each property x dtype in a forked child, so that a crash in fn is a result.
     max_position: the largest position fn takes (a table of max_position + 1 rows); drawn positions
     are drawn below half of it so that sums of two stay within it. Default: up to 2^24 - 1.
-    contract: what the agreement of rope, mrope, rope2d and sinusoidal judges by, and the bounds of the laws
-    that build on it: "exact" (2u), "dtype-trig" (cos and sin stored in the dtype) or "fp32-angles"
-    (angles formed in fp32; the bound grows with the angle). None (the default): per dtype, the
-    strongest of the three that agreement meets; the report's `contracts` says which, and where each
-    stricter one first failed (position, error in u). With a contract named, only that one is judged.
+    contract: what the agreement of rope, mrope, rope2d, sinusoidal and attention judges by, and the
+    bounds of the laws that build on it. For a position encoding: "exact" (2u), "dtype-trig" (cos and
+    sin stored in the dtype) or "fp32-angles" (angles formed in fp32; the bound grows with the
+    angle); for attention: "exact" (softmax probabilities P in fp32 where they meet V) or "rounded-p"
+    (P rounded to the dtype before P.V, as FlashAttention-2 does). None (the default): per dtype, the
+    strongest that agreement meets; the report's `contracts` says which, and where each stricter one
+    first failed (position, error in u). With a contract named, only that one is judged.
     forms: for attention, the call forms fn takes beyond the plain one (ATTENTION_FORMS: "grouped_query",
     "window", "decode", "scale", "rope_rules", or "all"): every case is drawn within them, and a property
     whose cases all need another is "not applicable", saying which.
@@ -190,8 +194,9 @@ def check(
     if max_position is not None and (isinstance(max_position, bool) or not isinstance(max_position, int)
                                      or not 1 <= max_position < 2**24):
         raise ValueError(f"max_position: {max_position!r} must be an integer in [1, 2^24) or None")
-    if contract is not None and contract not in CONTRACTS:
-        raise ValueError(f"contract: {contract!r} is not one of {', '.join(CONTRACTS)} (or None: the strongest met)")
+    if contract is not None and contract not in contracts_of(full_op):
+        raise ValueError(f"contract: {contract!r} is not one of {op}'s: {', '.join(contracts_of(full_op))} "
+                         "(or None: the strongest met)")
     mode, convention_json = _mode(convention)
     form_names = _forms(forms, full_op, fn)
     form = _cos_sin_form(cos_sin, produces_cos_sin, full_op, convention, max_position, fn)

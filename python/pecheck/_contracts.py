@@ -8,9 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Tuple
 
-# Strongest first: exact (2u against the 50-digit reference), cos/sin stored in the dtype, and
-# frequencies and angles formed in fp32 (the bound grows with the angle).
-CONTRACTS: Tuple[str, ...] = ("exact", "dtype-trig", "fp32-angles")
+# A position encoding's, strongest first: exact (2u against the 50-digit reference), cos/sin stored
+# in the dtype, and frequencies and angles formed in fp32 (the bound grows with the angle).
+POSITION_CONTRACTS: Tuple[str, ...] = ("exact", "dtype-trig", "fp32-angles")
+# Attention's: exact (the softmax probabilities P in fp32 or wider where they meet V), and P rounded
+# to the dtype before P.V, as FlashAttention-2 does in bf16 and f16 (one u more).
+ATTENTION_CONTRACTS: Tuple[str, ...] = ("exact", "rounded-p")
+# Every contract's name.
+CONTRACTS: Tuple[str, ...] = POSITION_CONTRACTS + ("rounded-p",)
+
+
+def contracts_of(op: str) -> Tuple[str, ...]:
+    """The contracts that govern `op` (a full operation name), strongest first."""
+    return ATTENTION_CONTRACTS if op == "attention" else POSITION_CONTRACTS
 
 @dataclass(frozen=True)
 class ContractMiss:

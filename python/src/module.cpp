@@ -104,12 +104,12 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
   if (!(timeout_s > 0)) throw std::invalid_argument("timeout: must be > 0");
   if (max_position != 0 && (max_position < 1 || max_position > tol::kMaxPosition))
     throw std::invalid_argument("max_position: must be in [1, 2^24 - 1] (or None)");
-  const std::optional<tol::RopeContract> asked =
+  const std::optional<tol::Contract> asked =
       contract.empty() ? std::nullopt : std::optional(pecheck::contract_named(contract));
   RunParams params{.seed = seed, .cases = cases, .per_rule = true, .max_position = max_position};
   params.ftz = ftz;
   params.explain_failure = dumpcheck::convention_hint;  // a failing agreement names what fn's output fits
-  params.rope_contract = asked.value_or(tol::RopeContract::exact);
+  params.contract = asked.value_or(tol::Contract::exact);
   if (mode == Mode::pinned) {
     Json c;
     try {
@@ -171,9 +171,9 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
     if (agreement && agreement->applies(dt)) {
       verdict = climb_contracts(
           op, dt, asked,
-          [&](tol::RopeContract c) {
+          [&](tol::Contract c) {
             RunParams rp = params;
-            rp.rope_contract = c;
+            rp.contract = c;
             return run_one(*agreement, dt, rp);
           },
           decided);
@@ -210,7 +210,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
       j.update({{"statement", row.property->statement},
                 {"doc", row.property->doc},
                 {"seconds", row.result.seconds},
-                {"contract", tol::contract_name(row.params->rope_contract)},
+                {"contract", tol::contract_name(row.params->contract)},
                 {"max_position", row.params->max_position}});
       results.push_back(std::move(j));
       judged.push_back(row.result);

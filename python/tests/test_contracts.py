@@ -63,7 +63,7 @@ def test_a_wrong_convention_meets_no_contract(good_rope):
                            cases=30, properties="rope.agrees_with_reference")
     assert not report.ok
     assert report.contract("f32") is None
-    assert [m.contract for m in report.contracts["f32"].misses] == list(pecheck.CONTRACTS)
+    assert [m.contract for m in report.contracts["f32"].misses] == list(pecheck.POSITION_CONTRACTS)
     assert report.result("rope.agrees_with_reference").verdict == "fail"
     # The failure names the convention fn does follow (dumpcheck/convention_hint.hpp).
     message = report.result("rope.agrees_with_reference").message
