@@ -75,9 +75,7 @@ ContractLadder climb_ladder(const Backend& b, const std::vector<const Property*>
       const ContractVerdict v = climb_contracts(
           agreement.op, dt, asked && governs(*asked, agreement.op) ? asked : std::nullopt,
           [&](tol::Contract c) {
-            RunParams params = run_params(run, o);
-            params.contract = c;
-            return run_timed(agreement, b, dt, params, o);
+            return run_timed(agreement, b, dt, under_contract(agreement.op, c, run_params(run, o)), o);
           },
           decided);
       ladder.decided.emplace(std::pair{agreement.op, dt}, std::pair{v, decided});

@@ -17,7 +17,10 @@ namespace {
 
 // Each ladder strongest first: a position encoding's arithmetic, and attention's P.
 constexpr std::array kEncodingLadder = {tol::Contract::exact, tol::Contract::dtype_trig, tol::Contract::fp32_angles};
-constexpr std::array kAttentionLadder = {tol::Contract::exact, tol::Contract::rounded_p};
+// Attention's rungs each allow what the stronger ones do: P rounded to the dtype, then the RoPE
+// inside attention with cos/sin stored in the dtype, then with angles formed in fp32.
+constexpr std::array kAttentionLadder = {tol::Contract::exact, tol::Contract::rounded_p, tol::Contract::dtype_trig,
+                                         tol::Contract::fp32_angles};
 constexpr std::array kEveryContract = {tol::Contract::exact, tol::Contract::dtype_trig, tol::Contract::fp32_angles,
                                        tol::Contract::rounded_p};
 
@@ -109,11 +112,12 @@ tol::Contract ContractVerdict::judged() const {
 }
 
 std::int64_t ContractVerdict::laws_below() const {
+  if (contract_agreement_id(op).empty() || !note.empty() || !calls_compared) return 0;
+  // Attention's cases, all of them, where its RoPE's fp32 angles leave the output a bound.
+  if (op == Op::attention) return tol::attention_rope_ceiling(judged());
   // Every family with an agreement draws its laws' positions below the ceiling: past it an fp32
   // angle's own bound lets any output pass (a vacuous case), in a table or 2-D/M-RoPE as in RoPE.
-  return !contract_agreement_id(op).empty() && note.empty() && calls_compared
-             ? std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition)
-             : 0;
+  return std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition);
 }
 
 std::string ContractVerdict::describe() const {
@@ -126,7 +130,9 @@ std::string ContractVerdict::describe() const {
   else
     head = fmt::format("meets {}", tol::contract_name(*met));
   for (const ContractMiss& m : misses) head += "; " + miss_text(m);
-  if (laws_below()) head += fmt::format("; the laws comparing calls judged below position {}", laws_below());
+  if (laws_below())
+    head += op == Op::attention ? fmt::format("; its cases drawn below position {}", laws_below())
+                                : fmt::format("; the laws comparing calls judged below position {}", laws_below());
   if (!calls_compared)
     head += "; the laws comparing calls not judged (the pinned rule rescales by each call's own length)";
   return head;
@@ -184,7 +190,15 @@ ContractVerdict climb_contracts(Op op, DType dt, std::optional<tol::Contract> as
   return v;
 }
 
+RunParams under_contract(Op op, tol::Contract c, RunParams base) {
+  base.contract = c;
+  if (const std::int64_t top = op == Op::attention ? tol::attention_rope_ceiling(c) : 0)
+    base.max_position = base.max_position ? std::min(base.max_position, top) : top;
+  return base;
+}
+
 RunParams params_under(const Property& p, const ContractVerdict& v, RunParams base) {
+  if (p.op == Op::attention) return under_contract(p.op, v.judged(), base);
   base.contract = v.judged();
   if (const std::int64_t top = v.laws_below(); top && listed(kRelational, p.id))
     base.max_position = base.max_position ? std::min(base.max_position, top) : top;

@@ -1,5 +1,5 @@
 // The accuracy contracts an encoder meets, strongest first (exact, dtype-trig, fp32-angles for a
-// position encoding; exact, rounded-p for attention), and the ladder a run climbs down when none
+// position encoding; exact, rounded-p, dtype-trig, fp32-angles for attention), and the ladder a run climbs down when none
 // is asked for: per dtype, agreement under each contract until one holds; every other law is then
 // judged under that one (each has a bound derived under every contract), the laws comparing calls
 // below the contract's ceiling. One ladder for Python functions (python/src/module.cpp) and
@@ -25,9 +25,11 @@ namespace pecheck {
 std::string_view contract_agreement_id(Op op);
 
 /// The contracts that govern `op`, strongest first: exact, dtype-trig, fp32-angles for a position
-/// encoding; exact, rounded-p for attention; none for an operation without an agreement law.
+/// encoding; exact, rounded-p, dtype-trig, fp32-angles for attention (each allowing what the ones
+/// before it do: P rounded to the dtype, then its RoPE by the position contracts); none for an
+/// operation without an agreement law.
 std::span<const tol::Contract> contract_ladder(Op op);
-/// Whether `c` is on op's ladder: exact governs every laddered operation, the others one family.
+/// Whether `c` is on op's ladder: rounded-p governs attention only, the others every laddered one.
 bool governs(tol::Contract c, Op op);
 
 /// A contract's name ("exact", "dtype-trig", "fp32-angles", "rounded-p") read back;
@@ -57,14 +59,20 @@ struct ContractVerdict {
   /// What every other law is judged under: the one met, else the one asked, else the weakest (exact
   /// after a crash: a crash is no accuracy verdict, and the other laws then report theirs as such).
   tol::Contract judged() const;
-  /// The ceiling of the laws comparing calls under judged() (tol::rope_law_ceiling), 0 for none
-  /// (or where op has no such law judged under a contract).
+  /// The ceiling of the laws comparing calls under judged() (tol::rope_law_ceiling), or of every
+  /// attention case (tol::attention_rope_ceiling); 0 for none (or where op has no such law judged
+  /// under a contract).
   std::int64_t laws_below() const;
   /// "meets fp32-angles; exact fails at position 7 (rope.agrees_with_reference, 3.1 u > 2 u); ...;
   /// the laws comparing calls judged below position 524288"
   std::string describe() const;
   nlohmann::json json() const;
 };
+
+/// `base` under contract c for op: its contract, and for attention under fp32-angles the position
+/// ceiling below which its cases are drawn (tol::attention_rope_ceiling). What agreement runs with
+/// on the ladder.
+RunParams under_contract(Op op, tol::Contract c, RunParams base);
 
 /// Climbs op's ladder for one dtype: `run_agreement(c)` runs agreement under contract c. The
 /// agreement result that decided it (the last one run) is left in `decided`. An asked contract

@@ -85,6 +85,14 @@ std::int64_t rope_law_ceiling(Contract c, DType t) {
   return p;
 }
 
+std::int64_t attention_rope_ceiling(Contract c) {
+  if (c != Contract::fp32_angles) return 0;
+  // rope.pair.fp32_angles' angle term at the fastest pair (frequency 1, exponent 0): pos 5 u32.
+  std::int64_t p = kMaxPosition + 1;
+  while (p > 1 && static_cast<double>(p) * 5 * unit_roundoff(DType::f32) > kAttentionAngleMargin) p /= 2;
+  return p;
+}
+
 double sinusoidal_entry_contract(Contract c, DType t, double angle, double exponent) {
   // dtype_trig: sin/cos from fp32 (2 u32 absolute, entries within [-1, 1]) on top of E; fp32 angles:
   // the angle within angle (exponent + 5) u32 radians (as rope.pair.fp32_angles), |sin'| <= 1.
@@ -228,6 +236,10 @@ const std::vector<Entry>& table() {
        "logit error delta -> softmax weights; exp/sum/division; online rescaling; see error-model"},
       {"attention.output.rounded_p", "as attention.output (P rounded to a dtype P before P.V)",
        "attention.output + u_P/u", "each weight of P.V off by u_P relative, not uniformly: o moves by <= u_P max|V'|"},
+      {"attention.output.rope_contract", "as attention.output (its RoPE under dtype-trig or fp32-angles)",
+       "attention.output.rounded_p, T with E_i = max(E, max_p rope.pair.<contract>(pos_i, p))",
+       "each token's rotation within its pairs' largest contract bound, normwise; below position 8192 under "
+       "fp32-angles"},
       {"attention.oracle_f64", "|o_f64 - o_ref|_inf / (u64 max|V'|)",
        "1 + expm1(2 delta64 u64)/u64 + 2n/e + 3 + 2n + dV64/max|V'|",
        "the reference in double for long cases: attention.output's steps in u64, two-pass; added to it as u64/u"},

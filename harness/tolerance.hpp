@@ -33,8 +33,9 @@ double rope_pair(DType);                                   ///< per pair, / (u m
 /// govern position encodings (a RoPE pair, a table entry, in their metrics: docs/error-model.md,
 /// rope.pair.dtype_trig and rope.pair.fp32_angles), exact the strongest, fp32 angles the weakest;
 /// one governs attention's softmax probabilities (rounded_p: P rounded to the storage dtype before
-/// P.V, attention.output.rounded_p). A bound of one family reads a contract that governs another
-/// as exact (harness/contract_ladder.hpp says which governs which operation).
+/// P.V, attention.output.rounded_p), and attention takes the other two for its RoPE on top of it.
+/// A position encoding's bound reads rounded_p as exact (harness/contract_ladder.hpp says which
+/// governs which operation).
 enum class Contract { exact, dtype_trig, fp32_angles, rounded_p };
 std::string_view contract_name(Contract);  ///< "exact", "dtype-trig", "fp32-angles", "rounded-p"
 /// cos and sin stored in the dtype and the rotation computed in it (HF's bf16/f16 caches).
@@ -51,6 +52,13 @@ double rope_pair_contract(Contract c, DType, double turned, double exponent);
 /// case has a bound some output could exceed. 0: the contract's bounds do not grow with the
 /// position (exact, dtype-trig), every position is judged.
 std::int64_t rope_law_ceiling(Contract c, DType);
+/// The largest position (a power of two) below which attention cases are drawn under contract c:
+/// where the fastest pair's fp32 angle may be off by at most kAttentionAngleMargin radians, so that
+/// the logits' error, a few times that times scale |q||k|, leaves most cases a bound some output
+/// could exceed (docs/error-model.md, attention.output.rope_contract). 0: no ceiling (every
+/// contract but fp32_angles).
+std::int64_t attention_rope_ceiling(Contract c);
+inline constexpr double kAttentionAngleMargin = 0x1p-8;
 /// The same contracts for a sinusoid table entry, in the sinusoidal.entry metric: sin and cos from
 /// fp32 stored in the dtype (dtype_trig), and an angle formed in fp32 as RoPE's (fp32_angles;
 /// `angle` = |pos w_i|, `exponent` = |(2i/w) ln(base)|). docs/error-model.md sinusoidal.entry.*.

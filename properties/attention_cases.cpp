@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "harness/rope_measure.hpp"
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
 
@@ -311,6 +312,17 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   // whose cos/sin factor is below 1 (an explicit LongRoPE attention_factor < 1).
   const std::vector<double> qn_in = head_norms(in.q, s), kn_in = head_norms(in.k, s);
   const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
+  // Under dtype-trig or fp32-angles the RoPE inside is judged by that contract: token t's pairs
+  // each within their own bound at its position, so its rotated vector within the largest of them
+  // (normwise, as E). Exact and rounded-p charge E.
+  std::vector<double> rope_e(n, E);
+  if (s.pe == AttentionPE::rope && (contract == tol::Contract::dtype_trig || contract == tol::Contract::fp32_angles)) {
+    const RopeSpec r = s.rope();
+    const measure::ContractBounds bounds(dt, r);
+    for (std::size_t t = 0; t < n; ++t)
+      for (int p = 0; p < r.rotary_dim / 2; ++p)
+        rope_e[t] = std::max(rope_e[t], bounds.at(contract, p, c.positions[t]));
+  }
   tol::AttentionCase b{.dtype = dt,
                        .n = static_cast<int>(n),
                        .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
@@ -343,7 +355,8 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
         double dq = 0, dk = 0, dq64 = 0, dk64 = 0;
         if (s.pe == AttentionPE::rope) {
           const std::size_t g = static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)));
-          dq = E * rho * std::max(q, qn_in[(i - off) * H + h]), dk = E * rho * std::max(k, kn_in[j * KV + g]);
+          dq = rope_e[i] * rho * std::max(q, qn_in[(i - off) * H + h]),
+          dk = rope_e[j] * rho * std::max(k, kn_in[j * KV + g]);
           dq64 = (angle64 + 3) * q, dk64 = (angle64 + 3) * k;
         }
         if (s.pe == AttentionPE::sinusoidal) {
@@ -362,10 +375,10 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   b.max_v = std::max(max_v, min_normal(dt));
   if (s.pe == AttentionPE::sinusoidal) b.v_transform = rho * (max_v + E), b64.v_transform = max_v + angle64;
   b64.max_weighted = b.max_weighted, b64.max_bias = b.max_bias, b64.max_v = b.max_v;
-  // The rounded-P contract: P rounded to the storage dtype where it meets V (every other contract
-  // governs a position encoding, and attention reads it as exact).
+  // Every contract below exact on attention's ladder lets P be rounded to the storage dtype where it
+  // meets V (the rounded-P contract; dtype-trig and fp32-angles add the RoPE's own, above).
   const double output =
-      contract == tol::Contract::rounded_p ? tol::attention_output_rounded_p(b, dt) : tol::attention_output(b);
+      contract == tol::Contract::exact ? tol::attention_output(b) : tol::attention_output_rounded_p(b, dt);
   return {output, b.max_v, tol::attention_oracle_f64(b64) * 0x1p-53 / unit_roundoff(dt)};
 }
 

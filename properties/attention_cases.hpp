@@ -138,8 +138,9 @@ inline bool admits_any_output(double bound_u, DType dt) { return bound_u >= 2 / 
 std::vector<float> encoder_attention(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                      const std::vector<std::int64_t>& positions, std::string& failure);
 
-/// The derived bound of docs/error-model.md for this case under `contract` (exact, or rounded-p:
-/// P rounded to the storage dtype before P.V; the others read as exact), and the metric's scale
+/// The derived bound of docs/error-model.md for this case under `contract`: exact; rounded-p, P
+/// rounded to the storage dtype before P.V; dtype-trig and fp32-angles, that and the RoPE inside
+/// judged by the contract's per-pair bounds at each token's position. And the metric's scale
 /// max|V'|. The
 /// magnitudes it needs (norms, max|V'|, biases) are computed in double: they scale a bound, and
 /// their relative error of ~1e-15 is immaterial there.

@@ -1,6 +1,8 @@
 // Theorem: attention with a relative encoding (ALiBi, Shaw, RoPE) depends only on position
 // differences: shifting every position by t leaves the output unchanged.
 // Doc: docs/properties/attention.translation_invariance.md
+#include <algorithm>
+
 #include "harness/runner.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/catalogue.hpp"
@@ -10,14 +12,16 @@ namespace pecheck::props {
 namespace attention_translation_invariance_detail {
 namespace {
 
-/// The shift t is drawn from the perm seed, kept so that every shifted position is below 2^24.
+/// The shift t is drawn from the perm seed, kept so that every shifted position is below 2^24, or
+/// within the run's max_position (a table's length, or a contract's ceiling).
 rc::Gen<AttentionCase> cases(DType dt) {
   return attention_case_gen(dt, {AttentionPE::alibi, AttentionPE::shaw, AttentionPE::rope}, true, 1);
 }
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
   const AttentionData x = attention_data(c, dt);
-  const std::int64_t room = tol::kMaxPosition - c.positions.back();
+  const std::int64_t top = params.max_position ? std::min(params.max_position, tol::kMaxPosition) : tol::kMaxPosition;
+  const std::int64_t room = top - c.positions.back();
   // Never 0 (a call compared with itself); the generator leaves room for at least 1.
   const std::int64_t t = room > 0 ? 1 + static_cast<std::int64_t>(c.perm % static_cast<std::uint64_t>(room)) : 0;
   AttentionCase shifted = c;

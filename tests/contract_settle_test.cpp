@@ -111,8 +111,8 @@ TEST(ContractSettle, EveryLawIsJudgedUnderTheWeakerContract) {
   EXPECT_EQ(ran->max_position, tol::rope_law_ceiling(C::fp32_angles, DType::bf16));
 }
 
-TEST(ContractSettle, AttentionStepsFromExactToRoundedPAndNoFurther) {
-  // Attention's ladder is its own: exact, then P rounded to the dtype; never a position contract.
+TEST(ContractSettle, AttentionStepsFromExactToRoundedPFirst) {
+  // Attention's ladder is its own: exact, then P rounded to the dtype, then its RoPE's contracts.
   ContractVerdict v{.op = Op::attention, .dtype = DType::bf16, .met = C::exact};
   PropertyResult agreement = result("attention.agrees_with_reference", Verdict::pass);
   PropertyResult permuted = result("attention.permutation_equivariance", Verdict::fail, "token 3");
@@ -133,13 +133,14 @@ TEST(ContractSettle, AttentionStepsFromExactToRoundedPAndNoFurther) {
 
 TEST(ContractLadder, EachOperationClimbsTheContractsThatGovernIt) {
   EXPECT_EQ(std::vector(contract_ladder(Op::attention).begin(), contract_ladder(Op::attention).end()),
-            (std::vector{C::exact, C::rounded_p}));
+            (std::vector{C::exact, C::rounded_p, C::dtype_trig, C::fp32_angles}));
   EXPECT_EQ(std::vector(contract_ladder(Op::rope_apply).begin(), contract_ladder(Op::rope_apply).end()),
             (std::vector{C::exact, C::dtype_trig, C::fp32_angles}));
   EXPECT_TRUE(contract_ladder(Op::alibi_bias).empty());
   EXPECT_TRUE(governs(C::exact, Op::sinusoidal_table));
   EXPECT_FALSE(governs(C::rounded_p, Op::rope_apply));
-  EXPECT_FALSE(governs(C::fp32_angles, Op::attention));
+  EXPECT_TRUE(governs(C::fp32_angles, Op::attention));  // the RoPE inside attention
+  EXPECT_FALSE(governs(C::rounded_p, Op::sinusoidal_table));
   EXPECT_EQ(contract_named("rounded-p"), C::rounded_p);
   EXPECT_THROW(contract_named("rounded_p"), std::invalid_argument);
 
@@ -150,9 +151,13 @@ TEST(ContractLadder, EachOperationClimbsTheContractsThatGovernIt) {
     return result("attention.agrees_with_reference", Verdict::fail);
   };
   const ContractVerdict v = climb_contracts(Op::attention, DType::f32, std::nullopt, agreement_failing, decided);
-  EXPECT_EQ(tried, (std::vector{C::exact, C::rounded_p}));
+  EXPECT_EQ(tried, (std::vector{C::exact, C::rounded_p, C::dtype_trig, C::fp32_angles}));
   EXPECT_FALSE(v.met.has_value());
-  EXPECT_NE(v.describe().find("meets no named contract (tried exact, rounded-p)"), std::string::npos) << v.describe();
+  EXPECT_NE(v.describe().find("meets no named contract (tried exact, rounded-p, dtype-trig, fp32-angles)"),
+            std::string::npos)
+      << v.describe();
+  // No attention law compares calls under a position ceiling: none is said.
+  EXPECT_EQ(v.describe().find("judged below"), std::string::npos) << v.describe();
   // A contract asked of an operation it does not govern is the caller's mistake, said so.
   EXPECT_THROW(climb_contracts(Op::rope_apply, DType::f32, C::rounded_p, agreement_failing, decided),
                std::invalid_argument);

@@ -5,7 +5,8 @@
 // (rounded to bf16) and the output (rounded to bf16), so every other term of the bound is slack.
 // Then as a run judges it: a flash-style kernel that rounds P to its dtype meets every attention
 // law under the rounded-P contract (contract=rounded_p), and one that rounds P to f16 whatever the
-// dtype (mutant-attention-p-hard-coded-f16) meets no attention contract in f32.
+// dtype (mutant-attention-p-hard-coded-f16) meets no attention contract in f32; a RoPE bug inside
+// attention fails under the weakest contract, fp32-angles, too.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -122,12 +123,28 @@ TEST(RoundedPContract, PRoundedToF16InAnF32KernelMeetsNoAttentionContract) {
         return agreement.run(*mutant(), DType::f32, under(c));
       },
       decided);
-  EXPECT_EQ(tried, (std::vector{tol::Contract::exact, tol::Contract::rounded_p}));
+  EXPECT_EQ(tried, (std::vector{tol::Contract::exact, tol::Contract::rounded_p, tol::Contract::dtype_trig,
+                                tol::Contract::fp32_angles}));
   EXPECT_FALSE(v.met.has_value()) << v.describe();
   ASSERT_EQ(decided.verdict, Verdict::fail);
   EXPECT_GT(decided.counterexample_error_u, decided.counterexample_bound_u);
   // In bf16, f16 is the finer dtype: P rounded to it is within what rounding to bf16 may do.
   EXPECT_EQ(agreement.run(*mutant(), DType::bf16, under(tol::Contract::rounded_p)).verdict, Verdict::pass);
+}
+
+TEST(AttentionContracts, AttentionsRopeBugsStillFailUnderTheWeakestContract) {
+  // fp32-angles lets the RoPE inside attention err as fp32 angles do, below its ceiling: a scaling
+  // rule dropped is no rounding, and fails there too.
+  const Property& agreement = registered_property("attention.agrees_with_reference");
+  const RunParams weakest =
+      under_contract(Op::attention, tol::Contract::fp32_angles, RunParams{.seed = 11, .cases = 100});
+  EXPECT_EQ(weakest.max_position, tol::attention_rope_ceiling(tol::Contract::fp32_angles));
+  EXPECT_EQ(weakest.max_position, 8192);
+  for (const DType dt : {DType::f32, DType::bf16}) {
+    const PropertyResult r =
+        agreement.run(*selftest::make_mutant_named("mutant-attention-rope-scaling-ignored"), dt, weakest);
+    EXPECT_EQ(r.verdict, Verdict::fail) << dtype_name(dt) << ": " << r.message;
+  }
 }
 
 }  // namespace

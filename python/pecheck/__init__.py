@@ -136,8 +136,9 @@ def check(
     contract: what the agreement of rope, mrope, rope2d, sinusoidal and attention judges by, and the
     bounds of the laws that build on it. For a position encoding: "exact" (2u), "dtype-trig" (cos and
     sin stored in the dtype) or "fp32-angles" (angles formed in fp32; the bound grows with the
-    angle); for attention: "exact" (softmax probabilities P in fp32 where they meet V) or "rounded-p"
-    (P rounded to the dtype before P.V, as FlashAttention-2 does). None (the default): per dtype, the
+    angle); for attention: "exact" (softmax probabilities P in fp32 where they meet V), "rounded-p"
+    (P rounded to the dtype before P.V, as FlashAttention-2 does), then "dtype-trig" and
+    "fp32-angles" (that, and the RoPE inside attention under those contracts). None (the default): per dtype, the
     strongest that agreement meets; the report's `contracts` says which, and where each stricter one
     first failed (position, error in u). With a contract named, only that one is judged.
     forms: for attention, the call forms fn takes beyond the plain one (ATTENTION_FORMS: "grouped_query",

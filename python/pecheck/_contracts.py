@@ -11,9 +11,11 @@ from typing import Optional, Tuple
 # A position encoding's, strongest first: exact (2u against the 50-digit reference), cos/sin stored
 # in the dtype, and frequencies and angles formed in fp32 (the bound grows with the angle).
 POSITION_CONTRACTS: Tuple[str, ...] = ("exact", "dtype-trig", "fp32-angles")
-# Attention's: exact (the softmax probabilities P in fp32 or wider where they meet V), and P rounded
-# to the dtype before P.V, as FlashAttention-2 does in bf16 and f16 (one u more).
-ATTENTION_CONTRACTS: Tuple[str, ...] = ("exact", "rounded-p")
+# Attention's, each allowing what the ones before it do: exact (the softmax probabilities P in fp32
+# or wider where they meet V), P rounded to the dtype before P.V as FlashAttention-2 does in bf16
+# and f16 (one u more), then the RoPE inside attention with cos/sin stored in the dtype, then with
+# its angles formed in fp32 (HF's and most kernels').
+ATTENTION_CONTRACTS: Tuple[str, ...] = ("exact", "rounded-p", "dtype-trig", "fp32-angles")
 # Every contract's name.
 CONTRACTS: Tuple[str, ...] = POSITION_CONTRACTS + ("rounded-p",)
 

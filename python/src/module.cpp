@@ -170,12 +170,7 @@ nb::object run(nb::object invoke, std::string name, const std::string& op_text, 
     PropertyResult decided;
     if (agreement && agreement->applies(dt)) {
       verdict = climb_contracts(
-          op, dt, asked,
-          [&](tol::Contract c) {
-            RunParams rp = params;
-            rp.contract = c;
-            return run_one(*agreement, dt, rp);
-          },
+          op, dt, asked, [&](tol::Contract c) { return run_one(*agreement, dt, under_contract(op, c, params)); },
           decided);
       verdict->calls_compared = !(params.pins && params.pins->rope_length_per_call);
     }
