@@ -238,7 +238,7 @@ const std::vector<Entry>& table() {
        "attention.output + u_P/u", "each weight of P.V off by u_P relative, not uniformly: o moves by <= u_P max|V'|"},
       {"attention.output.rope_contract", "as attention.output (its RoPE under dtype-trig or fp32-angles)",
        "attention.output.rounded_p, T with E_i = max(E, max_p rope.pair.<contract>(pos_i, p))",
-       "each token's rotation within its pairs' largest contract bound, normwise; below position 8192 under "
+       "each token's rotation within its pairs' largest contract bound, normwise; below position 2048 under "
        "fp32-angles"},
       {"attention.oracle_f64", "|o_f64 - o_ref|_inf / (u64 max|V'|)",
        "1 + expm1(2 delta64 u64)/u64 + 2n/e + 3 + 2n + dV64/max|V'|",

@@ -58,7 +58,7 @@ std::int64_t rope_law_ceiling(Contract c, DType);
 /// could exceed (docs/error-model.md, attention.output.rope_contract). 0: no ceiling (every
 /// contract but fp32_angles).
 std::int64_t attention_rope_ceiling(Contract c);
-inline constexpr double kAttentionAngleMargin = 0x1p-8;
+inline constexpr double kAttentionAngleMargin = 0x1p-10;
 /// The same contracts for a sinusoid table entry, in the sinusoidal.entry metric: sin and cos from
 /// fp32 stored in the dtype (dtype_trig), and an angle formed in fp32 as RoPE's (fp32_angles;
 /// `angle` = |pos w_i|, `exponent` = |(2i/w) ln(base)|). docs/error-model.md sinusoidal.entry.*.

@@ -1,7 +1,8 @@
 """torch.nn.functional.scaled_dot_product_attention through every attention form pecheck sends
 (grouped-query heads, sliding windows, decode steps, stated scales, RoPE inside attention), on the
 CPU. What it finds is written up, with replay lines, in docs/findings-sdpa.md; the laws SDPA does
-not meet there are asserted as failures here, so a torch release that changes them is noticed."""
+not meet there are asserted as failures here, so a torch release that changes them is noticed.
+Last, transformers 5's Llama attention (its rotary module, then SDPA) and the contract it meets.
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -161,3 +162,41 @@ def test_is_causal_is_top_left_with_fewer_queries_than_keys():
     prefill = pecheck.check(sdpa_is_causal, "attention", {"pe": "none"}, forms={"scale"}, framework="torch",
                             dtypes="f32", cases=CASES, properties="attention.agrees_with_reference")
     assert prefill.results[0].verdict == "pass", prefill.results[0].explain()
+
+
+def test_transformers_llama_attention_meets_fp32_angles():
+    # transformers 5's Llama attention as a model calls it: LlamaRotaryEmbedding's cos/sin (angles
+    # formed in fp32), apply_rotary_pos_emb, then SDPA. Judged as exact, its fp32 angles at a few
+    # thousand positions move the f32 output past the bound; attention's ladder names the contract
+    # it meets instead (docs/error-model.md, attention.output.rope_contract).
+    transformers = pytest.importorskip("transformers")
+    if int(transformers.__version__.split(".")[0]) < 5:
+        pytest.skip("transformers 5's rope_parameters")
+    import functools
+    import warnings
+
+    from transformers.models.llama import modeling_llama as ml
+
+    @functools.lru_cache(maxsize=None)
+    def rotary(head_dim):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cfg = transformers.LlamaConfig(hidden_size=4 * head_dim, num_attention_heads=4, head_dim=head_dim,
+                                           rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+        return ml.LlamaRotaryEmbedding(config=cfg)
+
+    def llama_attention(q, k, v, positions, causal, scale):
+        n, queries = k.shape[0], q.shape[0]
+        Q, K, V = (t.transpose(0, 1).unsqueeze(0) for t in (q, k, v))
+        cos, sin = rotary(q.shape[-1])(V, positions.unsqueeze(0))
+        Q, _ = ml.apply_rotary_pos_emb(Q, Q, cos[:, n - queries:], sin[:, n - queries:])
+        _, K = ml.apply_rotary_pos_emb(K, K, cos, sin)
+        return F.scaled_dot_product_attention(Q, K, V, is_causal=causal, scale=scale)[0].transpose(0, 1)
+
+    report = pecheck.check(llama_attention, "attention", {"pe": "rope", "rope_theta": 10000.0}, forms={"scale"},
+                           framework="torch", dtypes=("f32", "bf16"), cases=100)  # the default: 30 can be vacuous
+    assert report.contract("f32") == "fp32-angles", report.summary()
+    assert report.contracts["f32"].misses[0].contract == "exact"
+    assert report.contract("bf16") is not None, report.summary()
+    for r in report.results:
+        assert r.verdict in ("pass", "skip") or r.property in FINDINGS, r.explain()
