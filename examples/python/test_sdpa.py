@@ -2,7 +2,7 @@
 (grouped-query heads, sliding windows, decode steps, stated scales, RoPE inside attention), on the
 CPU. What it finds is written up, with replay lines, in docs/findings-sdpa.md; the laws SDPA does
 not meet there are asserted as failures here, so a torch release that changes them is noticed.
-Last, transformers 5's Llama attention (its rotary module, then SDPA) and the contract it meets.
+Last, transformers 5's Llama attention (its rotary module, then SDPA) and the contract it meets."""
 import pytest
 
 torch = pytest.importorskip("torch")
