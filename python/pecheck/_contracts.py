@@ -47,7 +47,9 @@ class ContractVerdict:
     met: Optional[str]
     asked: Optional[str]
     misses: Tuple[ContractMiss, ...]  # the stricter contracts tried, each with where it failed
-    laws_below: Optional[int] = None  # the relational laws' positions were drawn below this (the contract's ceiling)
+    # The relational laws' positions were drawn below this (the contract's ceiling); for attention
+    # under fp32-angles, every attention law's.
+    laws_below: Optional[int] = None
     note: str = ""  # why no contract was judged (agreement declined or skipped)
     text: str = ""  # the native side's one-line description (harness/contract_ladder.cpp describe())
 
