@@ -112,9 +112,10 @@ tol::Contract ContractVerdict::judged() const {
 }
 
 std::int64_t ContractVerdict::laws_below() const {
-  if (contract_agreement_id(op).empty() || !note.empty() || !calls_compared) return 0;
-  // Attention's cases, all of them, where its RoPE's fp32 angles leave the output a bound.
+  // Attention's cases, all of them, where its RoPE's fp32 angles leave the output a bound: whatever
+  // decided the contract (a skipped agreement leaves the weakest), params_under draws below it.
   if (op == Op::attention) return tol::attention_rope_ceiling(judged());
+  if (contract_agreement_id(op).empty() || !note.empty() || !calls_compared) return 0;
   // Every family with an agreement draws its laws' positions below the ceiling: past it an fp32
   // angle's own bound lets any output pass (a vacuous case), in a table or 2-D/M-RoPE as in RoPE.
   return std::min(tol::rope_law_ceiling(judged(), dtype), tol::kMaxPosition);

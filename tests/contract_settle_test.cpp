@@ -158,6 +158,13 @@ TEST(ContractLadder, EachOperationClimbsTheContractsThatGovernIt) {
       << v.describe();
   // No attention law compares calls under a position ceiling: none is said.
   EXPECT_EQ(v.describe().find("judged below"), std::string::npos) << v.describe();
+  // Agreement skipped: the other laws are judged under the weakest contract, and the verdict states
+  // the ceiling their cases are drawn below.
+  const ContractVerdict skipped{.op = Op::attention, .dtype = DType::f32, .note = "agreement did not run"};
+  EXPECT_EQ(skipped.judged(), C::fp32_angles);
+  EXPECT_EQ(skipped.laws_below(), tol::attention_rope_ceiling(C::fp32_angles));
+  EXPECT_EQ(params_under(property("attention.convex_combination"), skipped, {}).max_position, skipped.laws_below());
+  EXPECT_NE(skipped.describe().find("its cases drawn below position 2048"), std::string::npos) << skipped.describe();
   // A contract asked of an operation it does not govern is the caller's mistake, said so.
   EXPECT_THROW(climb_contracts(Op::rope_apply, DType::f32, C::rounded_p, agreement_failing, decided),
                std::invalid_argument);
