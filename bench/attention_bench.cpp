@@ -29,9 +29,9 @@ void set_flops(benchmark::State& state) {
   state.counters["FLOP/s"] = benchmark::Counter(attention_flops(), benchmark::Counter::kIsIterationInvariantRate);
 }
 
-template <Isa I>
+template <Isa I, int Threads = 1>
 void attention_vector(benchmark::State& state) {
-  if (!ready<I>(state)) return;
+  if (!ready<I>(state, Threads)) return;
   AttentionInputs x = attention_inputs();
   const AttentionSpec spec = attention_spec();
   for (auto _ : state) {
@@ -58,6 +58,14 @@ void attention_scalar(benchmark::State& state) {
 
 BENCHMARK(attention_vector<Isa::avx2>)->Name("attention/f32/avx2")->Unit(benchmark::kMillisecond);
 BENCHMARK(attention_vector<Isa::avx512>)->Name("attention/f32/avx512")->Unit(benchmark::kMillisecond);
+BENCHMARK(attention_vector<Isa::avx2, 2>)
+    ->Name("attention/f32/avx2/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(attention_vector<Isa::avx512, 2>)
+    ->Name("attention/f32/avx512/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(attention_scalar)->Name("attention/f32/scalar")->Unit(benchmark::kMillisecond);
 
 }  // namespace

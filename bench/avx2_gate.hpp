@@ -9,6 +9,7 @@
 
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx512/kernels.hpp"
+#include "impl/parallel.hpp"
 
 namespace pecheck::bench {
 
@@ -29,8 +30,18 @@ inline bool avx512_ready(benchmark::State& state) {
 
 /// A kernel set's entry points as benchmark template arguments.
 enum class Isa { avx2, avx512 };
+
+/// The threads a benchmark's kernel calls (and floors) may use (impl/parallel.hpp): 1 for every
+/// single-core row, so that a ratio to a single-core floor means what it says; 2 for the scaling
+/// rows, named .../2threads.
+inline void use_threads(int threads) {
+  parallel::set_threads(threads);
+  parallel::set_min_range_work(parallel::kDefaultMinRangeWork);
+}
+
 template <Isa I>
-bool ready(benchmark::State& state) {
+bool ready(benchmark::State& state, int threads = 1) {
+  use_threads(threads);
   return I == Isa::avx512 ? avx512_ready(state) : avx2_ready(state);
 }
 template <Isa I, class T>

@@ -64,15 +64,20 @@ constexpr std::size_t kBlock = 64;
 /// as the kernels walk them (two streams at once: on the Xeon above, one array after the other
 /// was slower than the kernels), each row asking the next token's same row into L2 as it goes,
 /// as the fp32 kernels do (impl/avx2/rope_kernel.cpp, kStreamPrefetch).
+/// The tokens split over the threads as the kernels split them (impl/parallel.hpp), each range
+/// walking its own tokens: one thread's range is the whole call.
 template <class T, class Row>
 void rmw_floor(benchmark::State& state, std::vector<T> q, std::vector<T> k, Row row) {
   constexpr std::size_t width = static_cast<std::size_t>(kRopeHeads) * kRopeHeadDim;
-  for (auto _ : state) {
-    for (std::size_t t = 0; t < kRopeTokens; ++t) {
-      const bool last = t + 1 == kRopeTokens;
+  const auto pass = [&](std::size_t t0, std::size_t t1) {
+    for (std::size_t t = t0; t < t1; ++t) {
+      const bool last = t + 1 == t1;
       row(q.data() + t * width, width, last ? nullptr : q.data() + (t + 1) * width);
       row(k.data() + t * width, width, last ? nullptr : k.data() + (t + 1) * width);
     }
+  };
+  for (auto _ : state) {
+    parallel::for_ranges(kRopeTokens, 2 * width, pass);
     benchmark::DoNotOptimize(q.data());
     benchmark::DoNotOptimize(k.data());
     benchmark::ClobberMemory();
@@ -83,13 +88,14 @@ void rmw_floor(benchmark::State& state, std::vector<T> q, std::vector<T> k, Row 
 /// f32: x *= -1 (|c| = 1: repeated passes neither overflow nor reach subnormals), at the baseline
 /// width (the scalar backend's floor) or a kernel's (I).
 void rmw_f32(benchmark::State& state) {
+  use_threads(1);
   const float c = run_time(-1.0f);
   rmw_floor(state, uniform_floats(kRopeElements, 1), uniform_floats(kRopeElements, 2),
             [c](float* x, std::size_t n, const float* next) { scale_in_place(x, n, c, next); });
 }
-template <Isa I>
+template <Isa I, int Threads = 1>
 void rmw_f32_wide(benchmark::State& state) {
-  if (!ready<I>(state)) return;
+  if (!ready<I>(state, Threads)) return;
   const float c = run_time(-1.0f);
   const auto pass = I == Isa::avx2 ? scale_in_place_avx2 : scale_in_place_avx512;
   rmw_floor(state, uniform_floats(kRopeElements, 1), uniform_floats(kRopeElements, 2),
@@ -98,12 +104,13 @@ void rmw_f32_wide(benchmark::State& state) {
 
 /// bf16: each value's sign flipped, a pure memory pass over bf16 bit patterns.
 void rmw_bf16(benchmark::State& state) {
+  use_threads(1);
   rmw_floor(state, bf16_storage<unsigned short>(kRopeElements, 1), bf16_storage<unsigned short>(kRopeElements, 2),
             [](unsigned short* x, std::size_t n, const unsigned short* next) { flip_bf16_signs(x, n, next); });
 }
-template <Isa I>
+template <Isa I, int Threads = 1>
 void rmw_bf16_wide(benchmark::State& state) {
-  if (!ready<I>(state)) return;
+  if (!ready<I>(state, Threads)) return;
   const auto pass = I == Isa::avx2 ? flip_bf16_signs_avx2 : flip_bf16_signs_avx512;
   rmw_floor(state, bf16_storage<unsigned short>(kRopeElements, 1), bf16_storage<unsigned short>(kRopeElements, 2),
             [pass](unsigned short* x, std::size_t n, const unsigned short* next) {
@@ -111,31 +118,49 @@ void rmw_bf16_wide(benchmark::State& state) {
             });
 }
 
+template <int Threads = 1>
 void memset_floor(benchmark::State& state) {
+  use_threads(Threads);
   std::vector<float> out(kTableElements);  // value-initialized: every page is mapped before timing
   for (auto _ : state) {
-    std::memset(out.data(), 0x3f, kTableBytes);
+    parallel::for_ranges(kTablePositions, kTableWidth, [&](std::size_t r0, std::size_t r1) {
+      std::memset(out.data() + r0 * kTableWidth, 0x3f, (r1 - r0) * kTableWidth * sizeof(float));
+    });
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * kTableBytes);
 }
 
+/// One run of the FMA chains per thread, at once (two threads: the peak of two cores, or of one
+/// core's two hardware threads where the machine's two CPUs are siblings).
+template <int Threads = 1>
 void fma_peak(benchmark::State& state) {
   if (!avx2_ready(state)) return;
-  constexpr long long kRounds = 1 << 16;  // ~0.3 ms a call at 3 GHz: the loop dominates the call
-  for (auto _ : state) benchmark::DoNotOptimize(fma_chains(kRounds));
-  state.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(kRounds) * kFmaChains * kFlopPerFma,
+  use_threads(Threads);
+  // ~0.3 ms a call at 3 GHz: the loop dominates the call; 16 times that over threads, so that
+  // waking the pool's worker weighs nothing.
+  constexpr long long kRounds = Threads > 1 ? 1 << 20 : 1 << 16;
+  for (auto _ : state)
+    parallel::for_ranges(Threads, parallel::kDefaultMinRangeWork, [](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) benchmark::DoNotOptimize(fma_chains(kRounds));
+    });
+  state.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(kRounds) * kFmaChains * kFlopPerFma * Threads,
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
 /// The AVX-512 kernels' peak: on a core with 512-bit FMA units (Zen 5, Intel server cores) twice
 /// the 256-bit one; on Zen 4, which splits 512-bit operations in two halves, about the same.
+template <int Threads = 1>
 void fma_peak512(benchmark::State& state) {
   if (!avx512_ready(state)) return;
-  constexpr long long kRounds = 1 << 16;
-  for (auto _ : state) benchmark::DoNotOptimize(fma_chains512(kRounds));
-  state.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(kRounds) * kFmaChains * kFlopPerFma512,
+  use_threads(Threads);
+  constexpr long long kRounds = Threads > 1 ? 1 << 20 : 1 << 16;
+  for (auto _ : state)
+    parallel::for_ranges(Threads, parallel::kDefaultMinRangeWork, [](std::size_t b, std::size_t e) {
+      for (std::size_t i = b; i < e; ++i) benchmark::DoNotOptimize(fma_chains512(kRounds));
+    });
+  state.counters["FLOP/s"] = benchmark::Counter(static_cast<double>(kRounds) * kFmaChains * kFlopPerFma512 * Threads,
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
@@ -148,6 +173,27 @@ BENCHMARK(rmw_bf16_wide<Isa::avx512>)->Name("floor/rmw/bf16/avx512")->Unit(bench
 BENCHMARK(memset_floor)->Name("floor/memset")->Unit(benchmark::kMillisecond);
 BENCHMARK(fma_peak)->Name("floor/fma_peak/f32")->Unit(benchmark::kMicrosecond);
 BENCHMARK(fma_peak512)->Name("floor/fma_peak512/f32")->Unit(benchmark::kMicrosecond);
+// The floors of the scaling rows: the same passes over two threads, timed by the wall clock (the
+// main thread's CPU time would count its own range only).
+BENCHMARK(rmw_f32_wide<Isa::avx2, 2>)
+    ->Name("floor/rmw/f32/avx2/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_f32_wide<Isa::avx512, 2>)
+    ->Name("floor/rmw/f32/avx512/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_bf16_wide<Isa::avx2, 2>)
+    ->Name("floor/rmw/bf16/avx2/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(rmw_bf16_wide<Isa::avx512, 2>)
+    ->Name("floor/rmw/bf16/avx512/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(memset_floor<2>)->Name("floor/memset/2threads")->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(fma_peak<2>)->Name("floor/fma_peak/f32/2threads")->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(fma_peak512<2>)->Name("floor/fma_peak512/f32/2threads")->UseRealTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace pecheck::bench

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Prints pecheck_bench's JSON (--benchmark_out) as one table: the median CPU time of each
 benchmark, its rate, and the ratios that say how good a kernel is: time against the floor that
-moves the same bytes, speedup over the scalar baseline, fraction of the measured FMA peak.
+moves the same bytes, speedup over the scalar baseline, fraction of the measured FMA peak; and for
+the rows over two threads (.../2threads, wall time), the same against two-thread floors and the
+speedup over one thread.
 
 Medians come from the run's median aggregates (--benchmark_repetitions=N); a run without them
 (no repetitions) falls back to the median of its iterations entries. Whatever is missing,
@@ -51,8 +53,25 @@ KNOWN = [
     ("rope_decode/bf16/avx512", "floor/copy/decode_bf16", None),
     ("floor/copy/decode_bf16", None, None),
 ]
+# The scaling rows: the same calls split over two threads (impl/parallel.hpp), timed by the wall
+# clock, held against the floors' own two-thread passes, and their speedup over the one-thread row.
+TWO = "/2threads"
+RMW_F32_2 = tuple(f + TWO for f in RMW_F32[1:])
+RMW_BF16_2 = tuple(f + TWO for f in RMW_BF16[1:])
+SCALING = [
+    ("rope_inplace/f32/avx2" + TWO, RMW_F32_2),
+    ("rope_inplace/f32/avx512" + TWO, RMW_F32_2),
+    ("rope_inplace/bf16/avx2" + TWO, RMW_BF16_2),
+    ("rope_inplace/bf16/avx512" + TWO, RMW_BF16_2),
+    ("sinusoidal_table/f32/avx2" + TWO, "floor/memset" + TWO),
+    ("sinusoidal_table/f32/avx512" + TWO, "floor/memset" + TWO),
+    ("attention/f32/avx2" + TWO, "floor/fma_peak/f32" + TWO),
+    ("attention/f32/avx512" + TWO, "floor/fma_peak512/f32" + TWO),
+] + [(f, None) for f in RMW_F32_2 + RMW_BF16_2 + ("floor/memset" + TWO, "floor/fma_peak/f32" + TWO,
+                                                  "floor/fma_peak512/f32" + TWO)]
+KNOWN += [(name, floor, name[: -len(TWO)] if floor else None) for name, floor in SCALING]
 GROUP_ENDS = {"floor/rmw/f32/avx512", "floor/rmw/bf16/avx512", "floor/memset", "floor/fma_peak512/f32",
-              "floor/copy/decode_f32", "floor/copy/decode_bf16"}
+              "floor/copy/decode_f32", "floor/copy/decode_bf16", "attention/f32/avx512" + TWO}
 SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Suffixes Google Benchmark appends to a name (UseRealTime, Iterations, MinTime, ...).
 SUFFIX = re.compile(r"(/(real_time|manual_time|iterations:\d+|min_time:[\d.]+|repeats:\d+|threads:\d+))+$")
@@ -63,6 +82,7 @@ class Result:
 
     def __init__(self):
         self.seconds = None
+        self.real_seconds = None
         self.bytes_per_second = None
         self.flops = None
         self.skipped = None
@@ -100,7 +120,9 @@ def load(path):
             return statistics.median(values) if values else None
 
         unit = SECONDS[runs[0].get("time_unit", "ns")]
-        r.seconds = median_of("cpu_time") * unit
+        # A row over several threads counts wall time: the main thread's CPU time is its own share.
+        r.real_seconds = median_of("real_time") * unit
+        r.seconds = r.real_seconds if name.endswith(TWO) else median_of("cpu_time") * unit
         r.bytes_per_second = median_of("bytes_per_second")
         r.flops = median_of("FLOP/s")
     return context, results
@@ -165,11 +187,15 @@ def vs_floor(results, name, floor, refused):
 
 
 def vs_scalar(results, name, scalar):
+    """Speedup over the scalar baseline, or, for a two-thread row, over the same call on one thread
+    (both by the wall clock: a one-thread row's CPU time is its wall time but for other load)."""
     if scalar is None:
         return ""
     r, s = results.get(name), results.get(scalar)
     if r is None or s is None or r.seconds is None or s.seconds is None:
         return "-"
+    if name.endswith(TWO):
+        return f"{s.real_seconds / r.real_seconds:.3g}x over 1 thread"
     return f"{s.seconds / r.seconds:.3g}x"
 
 
@@ -208,7 +234,7 @@ def main(argv):
         f"kernels use {context.get('kernel_isa', '?')}; AVX-512F {context.get('cpu_avx512f', '?')}; "
         f"avx512 kernels: {context.get('avx512_kernels', 'not recorded')}"
     )
-    header = ("benchmark", "median", "rate", "vs floor", "speedup vs scalar", "")
+    header = ("benchmark", "median", "rate", "vs floor", "speedup vs scalar (or 1 thread)", "")
     widths = [max(len(str(row[i])) for row in [header] + [r for r in rows if r]) for i in range(6)]
     aligns = ["<", ">", ">", "<", ">", "<"]
 

@@ -13,9 +13,9 @@
 namespace pecheck::bench {
 namespace {
 
-template <Isa I, class T>
+template <Isa I, class T, int Threads = 1>
 void rope_vector(benchmark::State& state) {
-  if (!ready<I>(state)) return;
+  if (!ready<I>(state, Threads)) return;
   std::vector<T> q = native_values<T>(kRopeElements, 1), k = native_values<T>(kRopeElements, 2);
   const std::vector<std::int64_t> positions = positions_from_zero(kRopeTokens);
   const std::ptrdiff_t token_stride = kRopeHeads * kRopeHeadDim;
@@ -51,6 +51,23 @@ BENCHMARK(rope_vector<Isa::avx2, float>)->Name("rope_inplace/f32/avx2")->Unit(be
 BENCHMARK(rope_vector<Isa::avx2, avx2::bf16>)->Name("rope_inplace/bf16/avx2")->Unit(benchmark::kMillisecond);
 BENCHMARK(rope_vector<Isa::avx512, float>)->Name("rope_inplace/f32/avx512")->Unit(benchmark::kMillisecond);
 BENCHMARK(rope_vector<Isa::avx512, avx2::bf16>)->Name("rope_inplace/bf16/avx512")->Unit(benchmark::kMillisecond);
+// Scaling: the same calls split over two threads (tokens), against the floors' two-thread passes.
+BENCHMARK(rope_vector<Isa::avx2, float, 2>)
+    ->Name("rope_inplace/f32/avx2/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx2, avx2::bf16, 2>)
+    ->Name("rope_inplace/bf16/avx2/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx512, float, 2>)
+    ->Name("rope_inplace/f32/avx512/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(rope_vector<Isa::avx512, avx2::bf16, 2>)
+    ->Name("rope_inplace/bf16/avx512/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 // One scalar iteration takes around a second: the default min time already runs it only once or
 // twice per repetition, and a name without an /iterations: suffix keeps the table's pairing simple.
 BENCHMARK(rope_scalar<DType::f32>)->Name("rope_inplace/f32/scalar")->Unit(benchmark::kMillisecond);

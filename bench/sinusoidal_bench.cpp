@@ -11,9 +11,9 @@
 namespace pecheck::bench {
 namespace {
 
-template <Isa I>
+template <Isa I, int Threads = 1>
 void table_vector(benchmark::State& state) {
-  if (!ready<I>(state)) return;
+  if (!ready<I>(state, Threads)) return;
   std::vector<float> out(kTableElements);  // value-initialized: every page is mapped before timing
   const std::vector<std::int64_t> positions = positions_from_zero(kTablePositions);
   const avx2::Rows<float> rows{out.data(), kTablePositions, kTableWidth, kTableWidth};
@@ -40,6 +40,14 @@ void table_scalar(benchmark::State& state) {
 
 BENCHMARK(table_vector<Isa::avx2>)->Name("sinusoidal_table/f32/avx2")->Unit(benchmark::kMillisecond);
 BENCHMARK(table_vector<Isa::avx512>)->Name("sinusoidal_table/f32/avx512")->Unit(benchmark::kMillisecond);
+BENCHMARK(table_vector<Isa::avx2, 2>)
+    ->Name("sinusoidal_table/f32/avx2/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(table_vector<Isa::avx512, 2>)
+    ->Name("sinusoidal_table/f32/avx512/2threads")
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(table_scalar)->Name("sinusoidal_table/f32/scalar")->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "impl/parallel.hpp"
 
 namespace {
 
@@ -22,6 +23,10 @@ void add_run_options(CLI::App* cmd, pecheck::cli::VerifyOptions& o, bool backend
   cmd->add_option("--timeout", o.timeout_s, "Seconds before a silent encoder is killed and reported as hung")
       ->capture_default_str();
   cmd->add_flag("--quiet", o.quiet, quiet_help);
+  cmd->add_option("--threads", o.threads,
+                  "Threads each of pecheck's own kernel calls may use (default: PECHECK_THREADS, else every CPU "
+                  "this process may run on); outputs are bitwise the same at any count")
+      ->check(CLI::Range(1, pecheck::parallel::kMaxThreads));
   cmd->add_flag("--ftz", o.ftz,
                 "The encoder's platform flushes subnormals to zero (XLA on CPU, fast-math CUDA): draw no input "
                 "below FLT_MIN; every law is judged as before");
@@ -115,6 +120,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
+    for (const VerifyOptions* o : {&vo, &so, &va, &ro})
+      if (o->threads > 0) pecheck::parallel::set_threads(o->threads);
+    try {
+      (void)pecheck::parallel::threads();  // a malformed PECHECK_THREADS: a usage error before any run
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
     if (*verify_cmd) return verify(vo);
     if (*list_cmd) return list(list_json);
     if (*golden_cmd) return golden(go);

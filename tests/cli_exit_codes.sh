@@ -28,6 +28,8 @@ expect_usage_error "unwritable json" verify --property rope.relative --json /non
 [ ! -e /nonexistent/dir/r.json ] || fail "a json file was written half-way"
 
 expect_usage_error "selftest negative cases" selftest --cases -1
+expect_usage_error "zero kernel threads" verify --property rope.relative --threads 0
+PECHECK_THREADS=two expect_usage_error "a malformed PECHECK_THREADS" verify --property rope.relative
 
 # Opt-in properties run when named exactly, never through a pattern.
 expect_usage_error "a pattern over opt-in properties only" verify --property 'attention.batch*'

@@ -16,6 +16,7 @@
 #include "impl/avx2/detail.hpp"
 #include "impl/avx2/kernels.hpp"
 #include "impl/avx2/storage.hpp"
+#include "impl/parallel.hpp"
 #include "impl/rope_frequencies.hpp"
 #include "interface/encoder.hpp"
 
@@ -93,10 +94,18 @@ double* thread_scratch(std::size_t n) {
   return buffer.data() + (64 - address % 64) % 64 / sizeof(double);
 }
 
-/// This thread's fp32 working memory for attention (the copies of Q, K and V, the kernel's
-/// scratch), grown and never shrunk like thread_scratch: a call in a loop neither allocates nor
+/// This thread's fp32 working memory for attention (the copies of Q, K and V, the Shaw table),
+/// grown and never shrunk like thread_scratch: a call in a loop neither allocates nor
 /// touches fresh pages (the page faults were 3% of a 1024-token call).
 float* attention_work(std::size_t n) {
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+/// This thread's attention kernel scratch (attention_scratch_floats), apart from attention_work:
+/// the thread that made the working copies may run a range of heads too.
+float* kernel_scratch(std::size_t n) {
   thread_local std::vector<float> buffer;
   if (buffer.size() < n) buffer.resize(n);
   return buffer.data();
@@ -163,9 +172,25 @@ void checked_rope(const VectorUnits& units, const RopeSpec& s, std::span<const s
     views[count++] = {x.data, x.heads, x.token_stride, x.head_stride};
   }
   const FrequencyTable& f = rope_frequencies(s);
-  double* scratch = thread_scratch(rope_scratch_doubles(f.count));
-  units.rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data(),
-                               positions.size(), views, count, scratch});
+  std::size_t heads = 0;
+  for (std::size_t i = 0; i < count; ++i) heads += static_cast<std::size_t>(views[i].heads);
+  // A token's work: its rotations and its cos/sin (a sin/cos in double costs some 16 multiplies).
+  const std::size_t token_work = heads * static_cast<std::size_t>(s.rotary_dim) + 16 * f.count;
+  parallel::for_ranges(positions.size(), token_work, [&](std::size_t t0, std::size_t t1) {
+    std::array<RopeTensor, kInline> inline_range;
+    std::vector<RopeTensor> many_range;
+    RopeTensor* range = views;
+    if (t0 > 0) {  // the views moved to token t0
+      if (count > kInline) many_range.resize(count);
+      range = count > kInline ? many_range.data() : inline_range.data();
+      for (std::size_t i = 0; i < count; ++i) {
+        range[i] = views[i];
+        range[i].data = static_cast<T*>(views[i].data) + static_cast<std::ptrdiff_t>(t0) * views[i].token_stride;
+      }
+    }
+    units.rope(storage_of<T>(), {f.view(), s.magnitude(), s.layout == RopeLayout::interleaved, positions.data() + t0,
+                                 t1 - t0, range, count, thread_scratch(rope_scratch_doubles(f.count))});
+  });
 }
 
 template <class T>
@@ -175,9 +200,14 @@ void checked_sinusoidal(const VectorUnits& units, const SinusoidalSpec& s, std::
   check_rows(x, add ? "x" : "out", positions.size(), static_cast<std::size_t>(s.d_model));
   check_positions(positions);
   const FrequencyTable& f = sinusoidal_frequencies(s);
-  double* scratch = thread_scratch(sinusoidal_scratch_doubles(f.count));
-  units.sinusoidal_rows(storage_of<T>(), {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx,
-                                          positions.data(), positions.size(), x.data, x.stride, add, scratch});
+  // A row's work: a sin/cos in double per frequency (some 16 multiplies) and its stores.
+  const std::size_t row_work = 16 * f.count + static_cast<std::size_t>(s.d_model);
+  parallel::for_ranges(positions.size(), row_work, [&](std::size_t r0, std::size_t r1) {
+    units.sinusoidal_rows(storage_of<T>(),
+                          {f.view(), s.layout == SinusoidalLayout::interleaved, s.padding_idx, positions.data() + r0,
+                           r1 - r0, x.data + static_cast<std::ptrdiff_t>(r0) * x.stride, x.stride, add,
+                           thread_scratch(sinusoidal_scratch_doubles(f.count))});
+  });
 }
 
 template <class T>
@@ -192,11 +222,11 @@ void checked_attention(const VectorUnits& units, const AttentionSpec& s, std::sp
   const std::span<const std::int64_t> q_positions = positions.subspan(n - nq);
   const int K = s.pe == AttentionPE::shaw ? s.shaw_max_distance : 0;
   const std::size_t table_size = s.pe == AttentionPE::shaw ? static_cast<std::size_t>(s.shaw().table_rows()) * d : 0;
-  // fp32 working copies with the position transform applied (sums and rotations in double), the
-  // Shaw table and the kernel's scratch, in the thread's working memory.
-  float* const qf = attention_work(size + 2 * kv_size + table_size + attention_scratch_floats(n, s.head_dim, K));
-  float *const kf = qf + size, *const vf = kf + kv_size, *const table = vf + kv_size,
-               *const scratch = table + table_size;
+  // fp32 working copies with the position transform applied (sums and rotations in double) and
+  // the Shaw table, in the thread's working memory; each range of heads takes its own thread's
+  // kernel scratch.
+  float* const qf = attention_work(size + 2 * kv_size + table_size);
+  float *const kf = qf + size, *const vf = kf + kv_size, *const table = vf + kv_size;
   to_float(storage_of<T>(), q, size, qf);
   to_float(storage_of<T>(), k, kv_size, kf);
   to_float(storage_of<T>(), v, kv_size, vf);
@@ -218,10 +248,32 @@ void checked_attention(const VectorUnits& units, const AttentionSpec& s, std::sp
   if (s.pe == AttentionPE::shaw) to_float(storage_of<T>(), shaw_table, table_size, table);
   const std::vector<double> m = slopes(s.heads);
   const Bias bias = s.pe == AttentionPE::alibi ? Bias::alibi : s.pe == AttentionPE::shaw ? Bias::shaw : Bias::none;
-  units.attention(
-      storage_of<T>(),
-      {qf, kf, vf, n, s.heads, s.head_dim, s.causal, static_cast<float>(s.effective_scale()), bias, m.data(),
-       s.pe == AttentionPE::shaw ? table : nullptr, K, positions.data(), out, scratch, s.kv_count(), s.window, nq});
+  const AttentionCall call{qf,
+                           kf,
+                           vf,
+                           n,
+                           s.heads,
+                           s.head_dim,
+                           s.causal,
+                           static_cast<float>(s.effective_scale()),
+                           bias,
+                           m.data(),
+                           s.pe == AttentionPE::shaw ? table : nullptr,
+                           K,
+                           positions.data(),
+                           out,
+                           nullptr,
+                           s.kv_count(),
+                           s.window,
+                           nq};
+  // Query heads are independent: a range of them is the same computation on any thread.
+  parallel::for_ranges(H, nq * n * d, [&](std::size_t h0, std::size_t h1) {
+    AttentionCall range = call;
+    range.head_begin = h0;
+    range.head_end = h1;
+    range.scratch = kernel_scratch(attention_scratch_floats(n, s.head_dim, K));
+    units.attention(storage_of<T>(), range);
+  });
 }
 
 #define PECHECK_CHECKED_INSTANTIATE(T)                                                                          \

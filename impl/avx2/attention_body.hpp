@@ -246,9 +246,12 @@ void attention_impl(const AttentionCall& c) {
   auto* out = static_cast<typename V::template Elem<S>*>(c.out);
   const std::size_t KV = c.kv_heads > 0 ? static_cast<std::size_t>(c.kv_heads) : H, group = H / KV;
   const std::size_t nq = c.queries > 0 ? c.queries : c.n;
-  for (std::size_t h = 0; h < H; ++h) {
+  const std::size_t first_head = c.head_begin, end_head = c.head_end > 0 ? c.head_end : H;
+  for (std::size_t h = first_head; h < end_head; ++h) {
     const Head hd{c, H, d, keys, h, KV, h / group, c.n - nq};
-    if (h % group == 0) {  // a group's query heads share its K and V: transposed once per group
+    // A group's query heads share its K and V: transposed once per group (and for a range that
+    // starts inside one).
+    if (h % group == 0 || h == first_head) {
       transpose_keys(hd, KT);
       for (std::size_t j = 0; j < c.n; ++j)  // this K/V head's values, contiguous
         for (std::size_t col = 0; col < d; ++col) Vt[j * d + col] = hd.v(j)[col];

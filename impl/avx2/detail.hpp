@@ -121,6 +121,9 @@ struct AttentionCall {
   int window = 0;
   /// Query rows (0: n): q and out hold tokens n - queries .. n - 1 (the mask aligned bottom-right).
   std::size_t queries = 0;
+  /// The query heads this call computes, [head_begin, head_end) (head_end 0: all): one thread's
+  /// range; a head's output does not depend on which range it is in.
+  std::size_t head_begin = 0, head_end = 0;
 };
 inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
 /// Row stride of the transposed K: whole key blocks plus 16 floats, so that its rows (one per head
