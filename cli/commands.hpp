@@ -36,8 +36,11 @@ struct VerifyOptions {
   std::string plugin;    ///< validate --plugin: replay commands name it
   std::string dump;      ///< validate --dump DIR
   bool per_rule = true;  ///< a counterexample per failing scaling rule (selftest turns it off)
-  bool ftz = false;      ///< --ftz: the encoder's platform flushes subnormals to zero (RunParams::ftz)
-  int threads = 0;       ///< --threads: pecheck's own kernels' threads (impl/parallel.hpp); 0: the default
+  /// A failure's verdict only: no shrinking, no hint at its cause (selftest's mutants, where a kill
+  /// needs one failure and nothing prints its counterexample)
+  bool verdict_only = false;
+  bool ftz = false;  ///< --ftz: the encoder's platform flushes subnormals to zero (RunParams::ftz)
+  int threads = 0;   ///< --threads: pecheck's own kernels' threads (impl/parallel.hpp); 0: the default
   /// validate: the accuracy contract agreement is judged by; empty: --dump judges exact, --plugin
   /// climbs the contract ladder (the strongest met, cli/contract_run.hpp)
   std::string contract;

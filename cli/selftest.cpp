@@ -47,6 +47,8 @@ int selftest(VerifyOptions o) {
   VerifyOptions quiet = o;
   quiet.quiet = true;
   quiet.per_rule = false;  // a kill needs one failure, not one per rule
+  VerifyOptions mutant_options = quiet;
+  mutant_options.verdict_only = true;  // a kill is a verdict: nothing prints a mutant's counterexample
   VerifyRun correct = start_run(o, "selftest");
   const auto start = std::chrono::steady_clock::now();
 
@@ -57,7 +59,7 @@ int selftest(VerifyOptions o) {
   for (const selftest::Mutant& m : selftest::mutants()) {
     const Backend as_backend{m.make()->name(), m.name, [] { return Availability{true, ""}; }, m.make};
     VerifyRun run{.seed = correct.seed, .cases = correct.cases};
-    run_catalogue(as_backend, properties, dtypes, quiet, run);
+    run_catalogue(as_backend, properties, dtypes, mutant_options, run);
     Kill k{&m, as_backend.name, {}, false};
     for (const auto& r : run.results)
       // A vacuous failure caught nothing: the property could not have failed on most cases.

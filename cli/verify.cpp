@@ -124,7 +124,9 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
 RunParams run_params(const VerifyRun& run, const VerifyOptions& o) {
   RunParams params{run.seed, run.cases, o.per_rule};
   params.ftz = o.ftz;
-  params.explain_failure = dumpcheck::convention_hint;  // a failing agreement names what the output fits
+  params.shrink = !o.verdict_only;
+  // A failing agreement names what the output fits.
+  if (!o.verdict_only) params.explain_failure = dumpcheck::convention_hint;
   return params;
 }
 

@@ -70,6 +70,9 @@ struct RunParams {
   /// After a failure under one scaling rule, run again without it for the others' counterexamples
   /// (PropertyResult::other_rules). Off where only pass or fail matters (selftest's mutants).
   bool per_rule = false;
+  /// Shrink a failing case to a minimal counterexample. Off where only pass or fail matters
+  /// (selftest's mutants): the first failing case is reported as drawn, and the verdict is the same.
+  bool shrink = true;
   /// The encoder's pinned conventions (harness/pins.hpp), or null: it honours every spec.
   std::shared_ptr<const Pins> pins;
   /// 0, or the largest position the encoder takes (a function that builds a table of that many

@@ -288,6 +288,7 @@ Pass run_pass(const Property& p, const rc::Gen<AnyCase>& gen, const AnyCheck& ch
   tp.maxSuccess = params.cases;
   tp.maxSize = kMaxSize;
   tp.maxDiscardRatio = 10;
+  tp.disableShrinking = !params.shrink;
   rc::detail::TestMetadata md;
   md.id = p.id + "/" + enc.name() + "/" + std::string(dtype_name(dt));
   md.description = md.id;
