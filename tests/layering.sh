@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The folder rules of docs/architecture.md, checked on every #include "..." of the tree: each
-# folder includes only the folders allowed below it (and itself). One line per violation.
+# folder includes only the folders allowed below it (and itself), and inside impl/ the kernel
+# bodies of impl/simd/ include no width's code. One line per violation.
 # Usage: layering.sh SOURCE_DIR
 set -uo pipefail
 cd "${1:?source dir}" || exit 2
@@ -41,6 +42,23 @@ while IFS= read -r file; do
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
 done < <(find spec interface reference impl harness properties selftest dump plugin dumpcheck downstream \
            -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.h' 2>/dev/null | sort)
+
+# Inside impl/: the width-generic kernel bodies (impl/simd/) include no width, and no width's
+# vector code includes another width's (an inline function of impl/avx2/simd.hpp built in an
+# AVX-512 unit could be the copy the linker keeps for AVX2 callers: AVX-512 code on an AVX2 CPU).
+while IFS= read -r file; do
+  sub=${file#impl/}
+  sub=${sub%%/*}
+  while IFS= read -r inc; do
+    case "$sub:$inc" in
+      simd:impl/avx2/* | simd:impl/avx512/* | simd:impl/cuda/* | simd:impl/scalar/* | \
+        avx512:impl/avx2/simd.hpp | avx2:impl/avx512/simd.hpp | avx2:impl/avx512/detail.hpp)
+        echo "$file includes \"$inc\": impl/$sub/ may not include another width's vector code"
+        violations=$((violations + 1))
+        ;;
+    esac
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+done < <(find impl/simd impl/avx2 impl/avx512 -name '*.hpp' -o -name '*.cpp' 2>/dev/null | sort)
 
 [ "$checked" -gt 100 ] || { echo "only $checked includes checked: is this the source tree?"; exit 1; }
 echo "$checked includes checked, $violations outside the rules"

@@ -9,7 +9,7 @@ namespace pecheck::avx2::detail {
 
 namespace {
 
-using simd::Io;
+using isa::Io;
 
 template <Storage S>
 using Elem = typename Io<S>::T;
@@ -58,9 +58,9 @@ template <Storage S>
 inline float dot(const Elem<S>* a, const Elem<S>* b, std::size_t d) {
   __m256 acc = _mm256_setzero_ps();
   std::size_t c = 0;
-  for (; c + 8 <= d; c += 8) acc = _mm256_fmadd_ps(Io<S>::load8(a + c), Io<S>::load8(b + c), acc);
-  if (c < d) acc = _mm256_fmadd_ps(simd::load_partial<S>(a + c, d - c), simd::load_partial<S>(b + c, d - c), acc);
-  return simd::hsum(acc);
+  for (; c + 8 <= d; c += 8) acc = _mm256_fmadd_ps(Io<S>::load(a + c), Io<S>::load(b + c), acc);
+  if (c < d) acc = _mm256_fmadd_ps(isa::load_partial<S>(a + c, d - c), isa::load_partial<S>(b + c, d - c), acc);
+  return isa::hsum(acc);
 }
 
 template <Storage S>

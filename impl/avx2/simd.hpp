@@ -1,6 +1,7 @@
-// Vector building blocks of the AVX2 kernels: loads and stores of each storage format (rounding
-// to nearest even on the way out), sin/cos of accurate angles in double, and exp in float.
-// Included only by translation units compiled with -mavx2 -mfma -mf16c.
+// The AVX2 instruction set as impl/simd/'s kernel bodies see it: loads and stores of each storage
+// format (rounding to nearest even on the way out), and the width trait Avx2 (8 floats, 4 doubles)
+// whose one-line operations the bodies are written over. Included only by translation units
+// compiled with -mavx2 -mfma -mf16c.
 #pragma once
 
 #include <immintrin.h>
@@ -10,9 +11,10 @@
 #include <cstring>
 
 #include "impl/avx2/detail.hpp"
-#include "impl/avx2/polynomials.hpp"
+#include "impl/simd/lane_ops.hpp"
+#include "impl/simd/math.hpp"
 
-namespace pecheck::avx2::simd {
+namespace pecheck::avx2::isa {
 
 using detail::Storage;
 
@@ -50,8 +52,8 @@ struct Io;
 template <>
 struct Io<Storage::f32> {
   using T = float;
-  static __m256 load8(const T* p) { return _mm256_loadu_ps(p); }
-  static void store8(T* p, __m256 v) { _mm256_storeu_ps(p, v); }
+  static __m256 load(const T* p) { return _mm256_loadu_ps(p); }
+  static void store(T* p, __m256 v) { _mm256_storeu_ps(p, v); }
   static __m128 load4(const T* p) { return _mm_loadu_ps(p); }
   static void store4(T* p, __m128 v) { _mm_storeu_ps(p, v); }
   static float get(const T* p) { return *p; }
@@ -61,11 +63,11 @@ struct Io<Storage::f32> {
 template <>
 struct Io<Storage::bf16> {
   using T = std::uint16_t;
-  static __m256 load8(const T* p) {
+  static __m256 load(const T* p) {
     const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
     return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
   }
-  static void store8(T* p, __m256 v) {
+  static void store(T* p, __m256 v) {
     const __m256i r = bf16_round8(v);  // values < 2^16: the signed-saturating pack keeps them
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0b1000);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
@@ -95,8 +97,8 @@ struct Io<Storage::bf16> {
 template <>
 struct Io<Storage::f16> {
   using T = std::uint16_t;
-  static __m256 load8(const T* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
-  static void store8(T* p, __m256 v) {
+  static __m256 load(const T* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static void store(T* p, __m256 v) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, kRoundNearest));
   }
   static __m128 load4(const T* p) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
@@ -127,78 +129,13 @@ void store_partial(typename Io<S>::T* p, __m256 v, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) Io<S>::put(p + i, buf[i]);
 }
 
-// ---- sin and cos of p * f in double ----------------------------------------------------------
-
-struct SinCos4 {
-  __m256d s, c;
+/// Io<S> as impl/simd/'s bodies call it (the names every width's Io has): the first n < 8 lanes
+/// through memory, never touching p + n on.
+template <Storage S>
+struct StorageIo : Io<S> {
+  static __m256 load_first(const typename Io<S>::T* p, std::size_t n) { return load_partial<S>(p, n); }
+  static void store_first(typename Io<S>::T* p, __m256 v, std::size_t n) { store_partial<S>(p, v, n); }
 };
-
-/// sin and cos of p * (f_hi + f_lo) for |p| < 2^24, four lanes. The angle is a_hi + a_lo with
-/// a_lo exact from the FMA (plus p f_lo); it is reduced by k pi/2, k = nearest(a_hi 2/pi), with pi/2
-/// split as P1 (29 bits, so k P1 is exact for |k| < 2^24) + P2 (their residue is 1.6e-26, times
-/// k below 2^-62). On |r| <= pi/4 (a little beyond when a_hi 2/pi rounds), Taylor polynomials of
-/// degree 13 (sin) and 14 (cos) leave 2^-45 and 2^-49; all told the results are within ~2^-44 of
-/// the exact sin and cos, far below fp32's half-unit 2^-25.
-inline SinCos4 sincos4(__m256d p, __m256d f_hi, __m256d f_lo) {
-  const __m256d a_hi = _mm256_mul_pd(p, f_hi);
-  const __m256d a_lo = _mm256_fmadd_pd(p, f_lo, _mm256_fmsub_pd(p, f_hi, a_hi));
-  const __m256d k = _mm256_round_pd(_mm256_mul_pd(a_hi, _mm256_set1_pd(poly::kTwoOverPi)), kRoundNearest);
-  __m256d r = _mm256_fnmadd_pd(k, _mm256_set1_pd(poly::kHalfPi1), a_hi);
-  r = _mm256_add_pd(_mm256_fnmadd_pd(k, _mm256_set1_pd(poly::kHalfPi2), r), a_lo);
-  const __m256d r2 = _mm256_mul_pd(r, r);
-
-  __m256d ps = _mm256_set1_pd(poly::kSin[0]);
-#pragma GCC unroll 8
-  for (std::size_t i = 1; i < sizeof poly::kSin / sizeof poly::kSin[0]; ++i)
-    ps = _mm256_fmadd_pd(ps, r2, _mm256_set1_pd(poly::kSin[i]));
-  const __m256d sin_r = _mm256_fmadd_pd(_mm256_mul_pd(ps, r2), r, r);
-
-  __m256d pc = _mm256_set1_pd(poly::kCos[0]);
-#pragma GCC unroll 8
-  for (std::size_t i = 1; i + 1 < sizeof poly::kCos / sizeof poly::kCos[0]; ++i)
-    pc = _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(poly::kCos[i]));
-  const __m256d cos_r =
-      _mm256_fmadd_pd(pc, r2, _mm256_set1_pd(poly::kCos[sizeof poly::kCos / sizeof poly::kCos[0] - 1]));
-
-  // Quadrant q = k mod 4 from the low bits of k + 1.5 * 2^52 (two's complement, so k < 0 works):
-  // sin = (sin r, cos r, -sin r, -cos r)[q], cos = (cos r, -sin r, -cos r, sin r)[q].
-  const __m256i q = _mm256_castpd_si256(_mm256_add_pd(k, _mm256_set1_pd(0x1.8p52)));
-  const __m256d odd = _mm256_castsi256_pd(_mm256_slli_epi64(q, 63));  // sign bit set when q odd
-  const __m256d s = _mm256_blendv_pd(sin_r, cos_r, odd);
-  const __m256d c = _mm256_blendv_pd(cos_r, sin_r, odd);
-  const __m256d sign = _mm256_set1_pd(-0.0);
-  const __m256d s_neg = _mm256_and_pd(_mm256_castsi256_pd(_mm256_slli_epi64(q, 62)), sign);
-  const __m256d c_neg =
-      _mm256_and_pd(_mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(q, _mm256_set1_epi64x(1)), 62)), sign);
-  return {_mm256_xor_pd(s, s_neg), _mm256_xor_pd(c, c_neg)};
-}
-
-// ---- exp in float ----------------------------------------------------------------------------
-
-/// e^x for 8 floats: 2^k e^r with k = nearest(x log2 e), r = x - k ln 2 (ln 2 in two parts, the
-/// first of 16 bits so k ln2_hi is exact), and the degree-7 Taylor polynomial on |r| <= ln2/2
-/// (truncation 5e-9, ~0.1 u); Horner in fp32 adds ~1u. Below -87.3 the result is 0 (the weights
-/// it feeds are relative to a maximum of 1); NaN stays NaN; +inf stays inf, -inf gives 0.
-inline __m256 exp8(__m256 x) {
-  const __m256 clamped = _mm256_min_ps(_mm256_set1_ps(88.0f), x);  // min_ps returns x when x is NaN
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(poly::kLog2e)), kRoundNearest);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(poly::kLn2_1), clamped);
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(poly::kLn2_2), r);
-  __m256 p = _mm256_set1_ps(poly::kExp[0]);
-#pragma GCC unroll 8
-  for (std::size_t i = 1; i < sizeof poly::kExp / sizeof poly::kExp[0]; ++i)
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(poly::kExp[i]));
-  // 2^k for k in [-126, 127] built in the exponent field; k = 128 (x in [88, 88.72]) as 2 * 2^127.
-  const __m256 k_lo = _mm256_min_ps(k, _mm256_set1_ps(127.0f));
-  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k_lo), _mm256_set1_epi32(127)), 23);
-  __m256 y = _mm256_mul_ps(p, _mm256_castsi256_ps(e));
-  y = _mm256_mul_ps(y, _mm256_blendv_ps(_mm256_set1_ps(1.0f), _mm256_set1_ps(2.0f),
-                                        _mm256_cmp_ps(k, _mm256_set1_ps(127.0f), _CMP_GT_OQ)));
-  const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);  // false for NaN
-  y = _mm256_andnot_ps(tiny, y);
-  const __m256 huge = _mm256_cmp_ps(x, _mm256_set1_ps(88.72284f), _CMP_GT_OQ);
-  return _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), huge);
-}
 
 inline float hmax(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -214,6 +151,92 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+/// impl/simd/'s width trait for AVX2: R holds W = 8 floats, D::R 4 doubles, H::R 4 floats (the
+/// floats of one D::R). A mask M is a compare's result (every bit of a true lane set); select(m,
+/// a, b) is b where m, a elsewhere.
+struct Avx2 {
+  PECHECK_SIMD_LANE_TYPES(8, __m256, __m256i, __m256)
+  template <Storage S>
+  using Io = StorageIo<S>;
+  template <Storage S>
+  using Elem = typename Io<S>::T;
+
+  // ---- tuning (impl/simd/rope_body.hpp, attention_body.hpp say what each does) ----
+  static constexpr std::size_t kChains = 1;  ///< attention: 16 registers hold one chain of chunks
+  static constexpr int kHeadsPerPass = 4;    ///< RoPE's last token: 4 heads of 128 floats span 2 KiB
+  static constexpr bool kPrefetchNarrow = false;
+  /// RoPE's tails (pairs past the last whole vector) in double, rounded once; partial vectors are
+  /// built through memory here (no masked loads of 16-bit lanes before AVX-512).
+  static constexpr bool kMaskedTails = false;
+
+  struct D {
+    PECHECK_SIMD_LANE_TYPES(4, __m256d, __m256i, __m256d)
+    PECHECK_SIMD_LANE_OPS(R, double, _mm256, pd)
+    static R round(R x) { return _mm256_round_pd(x, kRoundNearest); }
+    static R select(M m, R a, R b) { return _mm256_blendv_pd(a, b, m); }
+    static R negate(R x) { return _mm256_xor_pd(x, _mm256_set1_pd(-0.0)); }
+    /// x with the sign of every other lane flipped, from lane 0.
+    static R alternate_sign(R x) { return _mm256_xor_pd(x, _mm256_setr_pd(-0.0, 0.0, -0.0, 0.0)); }
+    /// (x0 x0 x1 x1) and (x2 x2 x3 x3).
+    static R dup_low(R x) { return _mm256_permute4x64_pd(x, 0b01010000); }
+    static R dup_high(R x) { return _mm256_permute4x64_pd(x, 0b11111010); }
+    static I bits(R x) { return _mm256_castpd_si256(x); }
+    static I next(I q) { return _mm256_add_epi64(q, _mm256_set1_epi64x(1)); }
+    static M odd(I q) { return _mm256_castsi256_pd(_mm256_slli_epi64(q, 63)); }  // the sign bit decides
+    static R sign_of_bit1(I q) { return _mm256_and_pd(_mm256_castsi256_pd(_mm256_slli_epi64(q, 62)), set1(-0.0)); }
+    /// (s0 s1 s2 s3), (c0 c1 c2 c3) -> (s0 c0 s1 c1), (s2 c2 s3 c3). 128-bit shuffles: a
+    /// lane-crossing 256-bit permute costs several micro-ops on Zen 1 and 2.
+    static void interleave(R s, R c, R& lo, R& hi) {
+      const __m128d s0 = _mm256_castpd256_pd128(s), s1 = _mm256_extractf128_pd(s, 1);
+      const __m128d c0 = _mm256_castpd256_pd128(c), c1 = _mm256_extractf128_pd(c, 1);
+      lo = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(s0, c0)), _mm_unpackhi_pd(s0, c0), 1);
+      hi = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_unpacklo_pd(s1, c1)), _mm_unpackhi_pd(s1, c1), 1);
+    }
+  };
+
+  struct H {
+    PECHECK_SIMD_LANE_TYPES(4, __m128, __m128i, __m128)
+    static void store(float* p, R v) { _mm_storeu_ps(p, v); }
+    static R abs(R x) { return _mm_and_ps(x, _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff))); }
+    static M gt(R a, R b) { return _mm_cmpgt_ps(a, b); }
+    static R select(M m, R a, R b) { return _mm_blendv_ps(a, b, m); }
+    static R sign_where(M m) { return _mm_and_ps(m, _mm_set1_ps(-0.0f)); }
+  };
+  static H::R narrow(D::R x) { return _mm256_cvtpd_ps(x); }
+  static D::R widen(H::R x) { return _mm256_cvtps_pd(x); }
+  static R join(H::R lo, H::R hi) { return _mm256_set_m128(hi, lo); }
+  static H::R lower(R x) { return _mm256_castps256_ps128(x); }
+  static H::R upper(R x) { return _mm256_extractf128_ps(x, 1); }
+  /// (s0 s1 s2 s3), (c0 c1 c2 c3) -> (s0 c0 s1 c1 s2 c2 s3 c3), by 128-bit unpacks.
+  static R interleave(H::R s, H::R c) { return join(_mm_unpacklo_ps(s, c), _mm_unpackhi_ps(s, c)); }
+
+  PECHECK_SIMD_LANE_OPS(R, float, _mm256, ps)
+  PECHECK_SIMD_FLOAT_OPS(R, _mm256, 256)
+  /// A non-temporal store of 8 floats at a 16-byte aligned p.
+  static void stream(float* p, R v) {
+    _mm_stream_ps(p, lower(v));
+    _mm_stream_ps(p + 4, upper(v));
+  }
+  static R broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static R round(R x) { return _mm256_round_ps(x, kRoundNearest); }
+  static R abs(R x) { return _mm256_and_ps(x, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))); }
+  static R min_abs(R a, R b) { return _mm256_min_ps(abs(a), abs(b)); }
+  static M lt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M gt(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+  static M ne(R a, R b) { return _mm256_cmp_ps(a, b, _CMP_NEQ_OQ); }
+  static M both(M a, M b) { return _mm256_and_ps(a, b); }
+  static bool any(M m) { return _mm256_movemask_ps(m) != 0; }
+  static R select(M m, R a, R b) { return _mm256_blendv_ps(a, b, m); }
+  /// The mask of the lanes whose sign bit is set.
+  static M sign_mask(R x) { return x; }
+  static float hmax(R v) { return isa::hmax(v); }
+  static float hsum(R v) { return isa::hsum(v); }
+
+  /// The first n < W lanes, for Io's partial loads and stores: their count.
+  using Tail = std::size_t;
+  static Tail first(std::size_t n) { return n; }
+};
+
 /// Calls fn<Storage::...>(args...) for the storage chosen at run time.
 #define PECHECK_AVX2_DISPATCH(storage, fn, ...)                       \
   switch (storage) {                                                  \
@@ -225,4 +248,4 @@ inline float hsum(__m256 v) {
       return fn<::pecheck::avx2::detail::Storage::f16>(__VA_ARGS__);  \
   }
 
-}  // namespace pecheck::avx2::simd
+}  // namespace pecheck::avx2::isa

@@ -1,16 +1,18 @@
-// The entry points of the AVX-512 vector units, on the AVX2 kernels' call structs (the scratch
-// sizes in impl/avx2/detail.hpp serve both). Plain structs and raw pointers only, for the reason
-// impl/avx2/detail.hpp gives.
+// The entry points of the AVX-512 vector units, on the calls every width implements
+// (impl/simd/calls.hpp, whose scratch sizes serve every width). Plain structs and raw pointers
+// only, for the reason impl/avx2/detail.hpp gives.
 #pragma once
 
-#include "impl/avx2/detail.hpp"
+#include <cstddef>
+
+#include "impl/simd/calls.hpp"
 
 namespace pecheck::avx512::detail {
 
-using avx2::detail::AttentionCall;
-using avx2::detail::RopeCall;
-using avx2::detail::SinusoidalCall;
-using avx2::detail::Storage;
+using simd::AttentionCall;
+using simd::RopeCall;
+using simd::SinusoidalCall;
+using simd::Storage;
 
 /// `bf16_instructions`: round bf16 stores with vcvtneps2bf16 (AVX512_BF16), else in integers.
 void rope(Storage, const RopeCall&, bool bf16_instructions);

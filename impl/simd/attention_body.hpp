@@ -1,7 +1,7 @@
-// The blocked attention forward of the AVX2 and AVX-512 kernels, written once over a vector type
-// V (V::R holds V::W floats: AVX2's 8, AVX-512's 16) and included by each kernel set's attention
-// unit (impl/avx2/attention_kernel.cpp, impl/avx512/attention_kernel.cpp), which supplies V and
-// its own compile flags. Everything here is in an unnamed namespace, so each unit has its own
+// The blocked attention forward, written once over a width trait V (impl/avx2/simd.hpp's Avx2:
+// V::R holds V::W = 8 floats; impl/avx512/simd.hpp's Avx512: 16) and included by each width's
+// attention unit (impl/avx2/attention_kernel.cpp, impl/avx512/attention_kernel.cpp), which
+// supplies V and its own compile flags. Everything here is in an unnamed namespace, so each unit has its own
 // copy, built for its own ISA (a shared inline copy could run AVX-512 code on an AVX2-only CPU).
 //
 // Per head, blocks of 8 queries against blocks of 64 keys, with an online softmax (running max m,
@@ -18,9 +18,10 @@
 #include <cstdint>
 #include <limits>
 
-#include "impl/avx2/detail.hpp"
+#include "impl/simd/calls.hpp"
+#include "impl/simd/math.hpp"
 
-namespace pecheck::avx2::detail {
+namespace pecheck::simd {
 
 namespace {
 
@@ -150,7 +151,7 @@ std::size_t weights(const Head& hd, std::size_t i, std::size_t kb, const float* 
   alpha = st.m == kNegInf ? 0.0f : std::exp(st.m - m_new);
   typename V::R sum = V::zero();
   for (std::size_t u = 0; u < Bk; u += V::W) {
-    const typename V::R e = V::exp(V::sub(V::load(L + u), shift));
+    const typename V::R e = exp<V>(V::sub(V::load(L + u), shift));
     V::store(p + u, e);
     sum = V::add(sum, e);
   }
@@ -229,7 +230,7 @@ void accumulate(const Head& hd, const float* Vt, std::size_t kb, const float* P,
 }
 
 template <class V, Storage S>
-void attention_impl(const AttentionCall& c) {
+void attention(const AttentionCall& c) {
   const std::size_t H = static_cast<std::size_t>(c.heads), d = static_cast<std::size_t>(c.head_dim);
   const std::size_t keys = kt_stride(c.n), R = 2 * static_cast<std::size_t>(c.max_distance) + 1;
   // Each array starts on a 64-byte boundary (attention_scratch_floats counts the padding), so no
@@ -288,8 +289,8 @@ void attention_impl(const AttentionCall& c) {
         auto* o = out + ((i0 + r) * H + h) * d;
         const typename V::R l = V::set1(st[r].l);
         std::size_t col = 0;
-        for (; col + V::W <= d; col += V::W) V::template store_out<S>(o + col, V::div(V::load(acc + r * d + col), l));
-        for (; col < d; ++col) V::template put<S>(o + col, acc[r * d + col] / st[r].l);
+        for (; col + V::W <= d; col += V::W) V::template Io<S>::store(o + col, V::div(V::load(acc + r * d + col), l));
+        for (; col < d; ++col) V::template Io<S>::put(o + col, acc[r * d + col] / st[r].l);
       }
     }
   }
@@ -297,4 +298,4 @@ void attention_impl(const AttentionCall& c) {
 
 }  // namespace
 
-}  // namespace pecheck::avx2::detail
+}  // namespace pecheck::simd

@@ -1,9 +1,9 @@
-// The constants of the vector kernels' sin/cos (double) and exp (float), shared by the AVX2 and
-// AVX-512 units so that both evaluate the same polynomials in the same order (their results are
-// then the same bit for bit; tests/avx512_agreement_test.cpp relies on it). Data only: no code.
+// The constants of the vector kernels' sin/cos (double) and exp (float) (impl/simd/math.hpp):
+// every width evaluates the same polynomials in the same order, so their results are the same bit
+// for bit (tests/avx512_agreement_test.cpp relies on it). Data only: no code.
 #pragma once
 
-namespace pecheck::avx2::poly {
+namespace pecheck::simd::poly {
 
 /// Reduction by k pi/2: 2/pi, and pi/2 split as 29 bits (k P1 exact for |k| < 2^24) + the rest.
 inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1, kHalfPi1 = 0x1.921fb54p+0, kHalfPi2 = 0x1.10b4611a62633p-30;
@@ -19,4 +19,4 @@ inline constexpr float kLog2e = 0x1.715476p+0f, kLn2_1 = 0x1.62e4p-1f, kLn2_2 = 
 /// e^r (Horner in r over these, highest first: 1/7! .. 1).
 inline constexpr float kExp[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24, 1.0f / 6, 0.5f, 1.0f, 1.0f};
 
-}  // namespace pecheck::avx2::poly
+}  // namespace pecheck::simd::poly

@@ -1,6 +1,6 @@
-// The sinusoid kernels' angles, written once over a vector of double lanes D (AVX2's 4, AVX-512's
-// 8) and included by each kernel set's position unit, which supplies D and its compile flags (an
-// unnamed namespace: each unit its own copy, built for its own ISA).
+// The sinusoid kernels' angles, written once over a vector of double lanes D (a width trait's D:
+// AVX2's 4, AVX-512's 8) and included by sinusoid_body.hpp (an unnamed namespace: each unit its own
+// copy, built for its own ISA).
 //
 // sin and cos of (16 h + l) f for every frequency, from per-call tables of l = 0..15 and the
 // current h: the angle-addition formulas cost 4 double operations per D::W frequencies where a
@@ -10,9 +10,10 @@
 
 #include <cstdint>
 
-#include "impl/avx2/detail.hpp"
+#include "impl/simd/calls.hpp"
+#include "impl/simd/math.hpp"
 
-namespace pecheck::avx2::detail {
+namespace pecheck::simd {
 
 namespace {
 
@@ -32,7 +33,7 @@ class RowAngles {
     return static_cast<std::size_t>(p & 15);
   }
   /// sin and cos of frequencies [i, i + W) at the position seek() returned l for.
-  typename D::SinCos at(std::size_t l, std::size_t i) const {
+  SinCos<D> at(std::size_t l, std::size_t i) const {
     const typename D::R hs = D::load(hi_s() + i), hc = D::load(hi_c() + i);
     const typename D::R ls = D::load(lo_s() + l * P_ + i), lc = D::load(lo_c() + l * P_ + i);
     return {D::fmadd(hs, lc, D::mul(hc, ls)), D::fmsub(hc, lc, D::mul(hs, ls))};
@@ -43,7 +44,7 @@ class RowAngles {
   void fill(double pos, double* s, double* c) const {
     const typename D::R p = D::set1(pos);
     for (std::size_t i = 0; i < P_; i += D::W) {  // the frequency arrays are padded to 8
-      const typename D::SinCos sc = D::sincos(p, D::load(c_.f.hi + i), D::load(c_.f.lo + i));
+      const SinCos<D> sc = sincos<D>(p, D::load(c_.f.hi + i), D::load(c_.f.lo + i));
       D::store(s + i, sc.s);
       D::store(c + i, sc.c);
     }
@@ -59,4 +60,4 @@ class RowAngles {
 
 }  // namespace
 
-}  // namespace pecheck::avx2::detail
+}  // namespace pecheck::simd
