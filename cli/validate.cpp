@@ -16,6 +16,27 @@
 
 namespace pecheck::cli {
 
+namespace {
+
+/// --contract NAME must govern an operation the run checks on the plugin: rounded-p (attention
+/// only) on a plugin without attention, say, would otherwise apply to nothing and say nothing.
+void check_contract_applies(const std::optional<tol::Contract>& asked, const std::string& name,
+                            const std::vector<const Property*>& properties, const std::vector<DType>& dtypes,
+                            const SkipRule& skip, const std::string& plugin) {
+  if (!asked) return;
+  for (const Property* p : properties)
+    for (DType dt : dtypes)
+      if (governs(*asked, p->op) && p->applies(dt) && !skip(*p, dt)) return;
+  throw UsageError(fmt::format(
+      "--contract {}: none of the properties selected on plugin {} is governed by it ({}), so it "
+      "would judge nothing",
+      name, plugin,
+      *asked == tol::Contract::rounded_p ? "rounded-p governs attention only"
+                                         : "it governs RoPE, M-RoPE, 2-D RoPE, the sinusoid and attention"));
+}
+
+}  // namespace
+
 int validate(VerifyOptions o) {
   check_common_options(o);
   const auto properties = select_properties(o.property);
@@ -24,16 +45,17 @@ int validate(VerifyOptions o) {
   if (!probed) return 3;
   const plugin::Declaration& d = *probed;
   const Backend b = plugin::as_backend(d);
+  const SkipRule skip = [&](const Property& p, DType dt) { return plugin_skip_reason(d, p, dt); };
+  const std::optional<tol::Contract> asked =
+      o.contract.empty() ? std::nullopt : std::optional(contract_named(o.contract));
+  check_contract_applies(asked, o.contract, properties, dtypes, skip, d.name);
   VerifyRun run = start_run(o, "validate");
   std::cout << describe_plugin(d) << "\n";
   run.total = count_units({&b}, properties, dtypes, o);
   const auto start = std::chrono::steady_clock::now();
-  const SkipRule skip = [&](const Property& p, DType dt) { return plugin_skip_reason(d, p, dt); };
   // The strongest contract the plugin meets per governed operation and dtype (or --contract's):
   // every other law is judged under it.
-  ContractLadder ladder =
-      climb_ladder(b, properties, dtypes, o, run,
-                   o.contract.empty() ? std::nullopt : std::optional(contract_named(o.contract)), skip);
+  ContractLadder ladder = climb_ladder(b, properties, dtypes, o, run, asked, skip);
   run_catalogue(b, properties, dtypes, o, run, skip, ladder);
   ladder.settle(b, o, run);  // a law failing under the contract agreement met may hold under a weaker one
   ladder.print();

@@ -4,7 +4,8 @@
 # command that fails again (exit 1), fp32 angles are profiled per octave of position with the
 # contract they meet, a plugin that flushes subnormals fails unless it declares it
 # (PECHECK_FLAG_FTZ), an out-of-bounds write is a crash with the case while the
-# other properties are still reported (exit 3), and unusable plugins are one line and exit 2.
+# other properties are still reported (exit 3), and unusable plugins, or a --contract that governs
+# nothing the plugin offers, are one line and exit 2.
 set -euo pipefail
 src=$1
 : "${PECHECK:?}"
@@ -149,6 +150,14 @@ noentry=$(build noentry PLANT_NO_ENTRY)
 expect 2 noentry -- run --plugin "$noentry"
 one_line noentry
 has noentry.err "has no symbol pecheck_plugin_v1"
+
+# A contract that governs nothing the plugin offers is bad usage, said before anything runs: the
+# example has no attention, the only operation rounded-p governs.
+expect 2 rounded -- run --plugin "$ok" --contract rounded-p
+one_line rounded
+has rounded.err "--contract rounded-p: none of the properties selected on plugin example-c-rope-sinusoidal"
+[ ! -s "$tmp/rounded.out" ] || { cat "$tmp/rounded.out"; fail "rounded: printed a run before its usage error"; }
+expect 0 exact -- run --plugin "$ok" --contract exact --property 'sinusoidal.agrees_with_reference'
 
 expect 2 missing -- run --plugin "$tmp/no-such.so"
 one_line missing
