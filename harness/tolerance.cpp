@@ -146,7 +146,7 @@ double alibi_bias(DType t) { return 1 + 3 * fp32_in(t); }
 
 double shaw_score(DType t, int head_dim) { return 1 + (2 * head_dim + 1) * fp32_in(t); }
 
-double attention_output(const AttentionCase& c) {
+double attention_output(const AttentionMagnitudes& c) {
   const double rho = unit_roundoff(c.dtype) / kU32;
   // Logit error in u32: dot products of length L in fp32 plus the scale multiply, the error of
   // the position transform of Q and K, and the ALiBi bias (slope 2u, product u, add u). The add
@@ -165,14 +165,14 @@ double attention_output(const AttentionCase& c) {
   return 1 + (weights + softmax + values) / rho;
 }
 
-double attention_output_rounded_p(const AttentionCase& c, DType p_dtype) {
+double attention_output_rounded_p(const AttentionMagnitudes& c, DType p_dtype) {
   // Each weight of P.V rounded to p_dtype: a relative u_P that differs from weight to weight. It
   // moves o by sum_j p_j e_j v'_j (the running sum l, kept in fp32, is not rounded) or, if l is
   // summed from the rounded P too, by sum_j p_j e_j (v'_j - o): at most u_P max|V'| either way.
   return attention_output(c) + unit_roundoff(p_dtype) / unit_roundoff(c.dtype);
 }
 
-double attention_oracle_f64(const AttentionCase& c) {
+double attention_oracle_f64(const AttentionMagnitudes& c) {
   // As attention_output, in double arithmetic: the dot products (gamma_L), 1/sqrt(d) and its
   // multiply (3, for sqrt, the division and the product), the transform T (in u64), ALiBi's slope
   // from pow (4), its product and add (2), and the add's rounding relative to the logit.

@@ -83,8 +83,9 @@ double shaw_score(DType, int head_dim);  ///< / (u sum_c |q_c| (|k_c| + |r_c|))
 /// (docs/error-model.md, t5.bucket).
 inline constexpr double kT5TieWindow = 0x1p-12;
 
-/// What the attention bound needs to know about one case (from the exact transformed inputs).
-struct AttentionCase {
+/// What the attention bound needs to know about one case: the magnitudes measured on its exact
+/// transformed inputs (the case itself is properties/attention_cases.hpp's AttentionCase).
+struct AttentionMagnitudes {
   DType dtype = DType::f32;
   int n = 1;           ///< sequence length
   int dot_length = 1;  ///< head_dim, or 2 head_dim with Shaw's q.r term
@@ -99,17 +100,17 @@ struct AttentionCase {
 
 /// |o - o_ref|_inf / (u max|V'|) for one attention case: the exact contract, which requires the
 /// softmax probabilities P in fp32 (or wider) where they meet V.
-double attention_output(const AttentionCase&);
+double attention_output(const AttentionMagnitudes&);
 /// The same for a kernel that rounds P to `p_dtype` before P.V (FlashAttention-2's bf16 path):
 /// the rounded-P contract, attention_output + u_P/u (docs/error-model.md, attention.output.rounded_p).
-double attention_output_rounded_p(const AttentionCase&, DType p_dtype);
+double attention_output_rounded_p(const AttentionMagnitudes&, DType p_dtype);
 
 /// The double oracle: |o_f64 - o_ref|_inf / (u64 max|V'|) for pecheck's reference run in double
 /// (ref::attention<double>, two-pass softmax) on inputs exact in double, the case's max_transform
 /// and v_transform then in u64 (docs/error-model.md, attention.oracle_f64). Long cases compare
 /// with it instead of the 50-digit reference: the check's bound is attention_output plus this,
 /// converted to u.
-double attention_oracle_f64(const AttentionCase&);
+double attention_oracle_f64(const AttentionMagnitudes&);
 
 /// One row of the table, for docs and `pecheck list`.
 struct Entry {

@@ -323,18 +323,18 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
       for (int p = 0; p < r.rotary_dim / 2; ++p)
         rope_e[t] = std::max(rope_e[t], bounds.at(contract, p, c.positions[t]));
   }
-  tol::AttentionCase b{.dtype = dt,
-                       .n = static_cast<int>(n),
-                       .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
-                       .head_dim = s.head_dim,
-                       .scale = s.effective_scale()};
+  tol::AttentionMagnitudes b{.dtype = dt,
+                             .n = static_cast<int>(n),
+                             .dot_length = s.head_dim * (s.pe == AttentionPE::shaw ? 2 : 1),
+                             .head_dim = s.head_dim,
+                             .scale = s.effective_scale()};
   // The double oracle's transform, in u64 (docs/error-model.md, attention.oracle_f64): each angle
   // within |theta| (ln base + 3) u64 (the frequency from pow, the product with the position),
   // cos and sin within 2 u64, the rotation's two products and sum within (1 + sqrt 2) u64.
   double max_pos = 0;
   for (const auto p : c.positions) max_pos = std::max(max_pos, std::fabs(static_cast<double>(p)));
   const double angle64 = max_pos * (std::fabs(std::log(s.pe_base)) + 3) + 2;
-  tol::AttentionCase b64 = b;
+  tol::AttentionMagnitudes b64 = b;
   const auto slopes = ref::alibi_slopes<double>(s.heads);
   // Query row r is token i = off + r (its position, its mask, its biases).
   for (std::size_t h = 0; h < H; ++h)

@@ -73,7 +73,7 @@ TEST(RoundedPContract, ABf16PKernelCanExceedTheExactBoundAndStaysWithinItsOwn) {
     worst_over_rounded = std::max(worst_over_rounded, err / rounded_bound);
     beyond_exact += err > exact_bound;
   }
-  const tol::AttentionCase tc{.dtype = dt, .n = 3, .dot_length = 1, .head_dim = 1, .scale = 1, .max_weighted = 9};
+  const tol::AttentionMagnitudes tc{.dtype = dt, .n = 3, .dot_length = 1, .head_dim = 1, .scale = 1, .max_weighted = 9};
   EXPECT_DOUBLE_EQ(tol::attention_output_rounded_p(tc, DType::bf16) - tol::attention_output(tc), 1.0);
   // Not a bare failure for a legitimate bf16-P kernel: within its own contract on every case...
   EXPECT_LE(worst_over_rounded, 1.0);

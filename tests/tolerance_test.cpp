@@ -28,8 +28,8 @@ TEST(Tolerance, EntryBoundsAllowOneRoundingAndNoMore) {
 TEST(Tolerance, BoundsGrowWithTheSizesTheyDependOn) {
   EXPECT_LT(tol::sinusoidal_gram(DType::f32, 8), tol::sinusoidal_gram(DType::f32, 256));
   EXPECT_LT(tol::shaw_score(DType::f32, 8), tol::shaw_score(DType::f32, 256));
-  tol::AttentionCase small{.n = 4, .dot_length = 16, .head_dim = 16, .scale = 0.25, .max_weighted = 4};
-  tol::AttentionCase large = small;
+  tol::AttentionMagnitudes small{.n = 4, .dot_length = 16, .head_dim = 16, .scale = 0.25, .max_weighted = 4};
+  tol::AttentionMagnitudes large = small;
   large.n = 64;
   EXPECT_LT(tol::attention_output(small), tol::attention_output(large));
   large = small;
@@ -39,7 +39,7 @@ TEST(Tolerance, BoundsGrowWithTheSizesTheyDependOn) {
 
 TEST(Tolerance, StorageRoundingDominatesInBf16) {
   // In bf16 the fp32 arithmetic is 2^-16 of a unit: the bound is the output rounding plus little.
-  tol::AttentionCase c{
+  tol::AttentionMagnitudes c{
       .dtype = DType::bf16, .n = 8, .dot_length = 64, .head_dim = 64, .scale = 0.125, .max_weighted = 20};
   EXPECT_GE(tol::attention_output(c), 1.0);
   EXPECT_LT(tol::attention_output(c), 1.1);
