@@ -10,11 +10,11 @@
 #include <limits>
 
 #include "cli/commands.hpp"
-#include "dump/array.hpp"
 #include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/t5_dump.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::cli {
 
@@ -182,7 +182,7 @@ DumpSetReading read_dump_set(const std::string& dir, tol::Contract contract) {
   std::vector<std::string> dirs;
   try {
     dirs = find_dumps(dir);
-  } catch (const dump::FormatError& e) {
+  } catch (const tensorfiles::FormatError& e) {
     throw UsageError(e.what());
   }
   // DIR itself a dump: a bad one is exit 2 and nothing is written. A directory of dumps: each bad
@@ -191,7 +191,7 @@ DumpSetReading read_dump_set(const std::string& dir, tol::Contract contract) {
   for (const std::string& d : dirs) {
     try {
       out.checked.push_back(check_dump(load_dump(d), contract));
-    } catch (const dump::FormatError& e) {
+    } catch (const tensorfiles::FormatError& e) {
       if (one) throw UsageError(e.what());
       out.unreadable.emplace_back(d, e.what());
     }

@@ -13,12 +13,12 @@
 #include <type_traits>
 
 #include "cli/commands.hpp"
-#include "dump/npy.hpp"
 #include "reference/alibi.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
 #include "reference/t5.hpp"
+#include "tensorfiles/npy.hpp"
 
 namespace pecheck::cli {
 
@@ -81,14 +81,15 @@ double number(const std::string& key, const std::string& v) {
   throw UsageError(fmt::format("--convention: {}={} is not a number", key, v));
 }
 
-dump::ElementType storage(DType dt) {
-  return dt == DType::f32    ? dump::ElementType::f32
-         : dt == DType::bf16 ? dump::ElementType::bf16
-                             : dump::ElementType::f16;
+tensorfiles::ElementType storage(DType dt) {
+  return dt == DType::f32    ? tensorfiles::ElementType::f32
+         : dt == DType::bf16 ? tensorfiles::ElementType::bf16
+                             : tensorfiles::ElementType::f16;
 }
 
-dump::Array array(std::string name, dump::ElementType t, std::vector<std::int64_t> shape, std::vector<double> v) {
-  dump::Array a;
+tensorfiles::Array array(std::string name, tensorfiles::ElementType t, std::vector<std::int64_t> shape,
+                         std::vector<double> v) {
+  tensorfiles::Array a;
   a.name = std::move(name);
   a.type = t;
   a.shape = std::move(shape);
@@ -115,10 +116,10 @@ int golden(const GoldenOptions& g) {
   };
   const std::int64_t n = static_cast<std::int64_t>(positions.size());
   nlohmann::json convention, arrays = {{"positions", "positions.npy"}};
-  std::vector<dump::Array> files;
-  dump::Array pos_array;
+  std::vector<tensorfiles::Array> files;
+  tensorfiles::Array pos_array;
   pos_array.name = "positions";
-  pos_array.type = dump::ElementType::i64;
+  pos_array.type = tensorfiles::ElementType::i64;
   pos_array.shape = {n};
   pos_array.ints = positions;
   files.push_back(pos_array);
@@ -191,9 +192,9 @@ int golden(const GoldenOptions& g) {
     }
     const std::vector<std::int64_t> shape{n, g.heads, g.dim};
     files.push_back(array("x", storage(dt), shape, x));
-    files.push_back(array("x_f64", dump::ElementType::f64, shape, x));
+    files.push_back(array("x_f64", tensorfiles::ElementType::f64, shape, x));
     files.push_back(array("y", storage(dt), shape, y));
-    files.push_back(array("y_f64", dump::ElementType::f64, shape, y_exact));
+    files.push_back(array("y_f64", tensorfiles::ElementType::f64, shape, y_exact));
     arrays["x"] = "x.npy";
     arrays["y"] = "y.npy";
     describe = s.describe();
@@ -222,7 +223,7 @@ int golden(const GoldenOptions& g) {
         y.push_back(round_to(dt, y_exact.back()));
       }
     files.push_back(array("table", storage(dt), {n, g.dim}, y));
-    files.push_back(array("table_f64", dump::ElementType::f64, {n, g.dim}, y_exact));
+    files.push_back(array("table_f64", tensorfiles::ElementType::f64, {n, g.dim}, y_exact));
     arrays["table"] = "table.npy";
     describe = s.describe();
   } else if (g.family == "alibi") {
@@ -241,7 +242,7 @@ int golden(const GoldenOptions& g) {
       b.push_back(std::isinf(b_exact.back()) ? b_exact.back() : round_to(dt, b_exact.back()));
     }
     files.push_back(array("bias", storage(dt), {g.heads, n, n}, b));
-    files.push_back(array("bias_f64", dump::ElementType::f64, {g.heads, n, n}, b_exact));
+    files.push_back(array("bias_f64", tensorfiles::ElementType::f64, {g.heads, n, n}, b_exact));
     arrays["bias"] = "bias.npy";
     describe = s.describe();
   } else if (g.family == "t5") {
@@ -279,7 +280,7 @@ int golden(const GoldenOptions& g) {
   fs::remove_all(tmp, ec);
   if (!fs::create_directories(tmp, ec)) throw UsageError(fmt::format("--out '{}': cannot create it", g.out));
   try {
-    for (const auto& a : files) dump::write_npy((tmp / (a.name + ".npy")).string(), a);
+    for (const auto& a : files) tensorfiles::write_npy((tmp / (a.name + ".npy")).string(), a);
     nlohmann::json manifest = {{"encoder", fmt::format("pecheck golden {}", describe)},
                                {"family", g.family},
                                {"dtype", dtype_name(dt)},

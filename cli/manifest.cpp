@@ -19,8 +19,8 @@
 #include <optional>
 
 #include "cli/commands.hpp"
-#include "dump/array.hpp"
 #include "dumpcheck/rope_manifest.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::cli {
 
@@ -138,7 +138,7 @@ int manifest_from_hf_config(const std::string& path, const std::optional<std::st
   }
   try {
     dumpcheck::read_rope_convention(c, head_dim, path);
-  } catch (const dump::FormatError& e) {
+  } catch (const tensorfiles::FormatError& e) {
     throw UsageError(e.what());
   }
   std::cout << Json{{"family", "rope"}, {"convention", c}}.dump(2) << "\n";

@@ -1,4 +1,4 @@
-// `pecheck selftest`: the catalogue must kill every mutant of selftest/ and pass every correct
+// `pecheck selftest`: the catalogue must kill every mutant of mutants/ and pass every correct
 // encoder. Prints the kill matrix: for each mutant, the properties that caught it.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,14 +11,14 @@
 
 #include "cli/commands.hpp"
 #include "harness/encoders.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/mutants.hpp"
 
 namespace pecheck::cli {
 
 namespace {
 
 struct Kill {
-  const selftest::Mutant* mutant;
+  const mutants::Mutant* mutant;
   std::string encoder;              ///< the mutant encoder's name
   std::set<std::string> killed_by;  ///< property ids that failed (or crashed) on it
   bool expected_killed = false;     ///< the property named for it is among them
@@ -56,7 +56,7 @@ int selftest(VerifyOptions o) {
   for (const Backend& b : encoders_under_test()) run_catalogue(b, properties, dtypes, quiet, correct);
 
   std::vector<Kill> kills;
-  for (const selftest::Mutant& m : selftest::mutants()) {
+  for (const mutants::Mutant& m : mutants::mutants()) {
     const Backend as_backend{m.make()->name(), m.name, [] { return Availability{true, ""}; }, m.make};
     VerifyRun run{.seed = correct.seed, .cases = correct.cases};
     run_catalogue(as_backend, properties, dtypes, mutant_options, run);

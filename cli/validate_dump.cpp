@@ -10,9 +10,9 @@
 
 #include "cli/commands.hpp"
 #include "cli/dump_report.hpp"
-#include "dump/array.hpp"
 #include "harness/contract_ladder.hpp"
 #include "harness/tolerance.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::cli {
 

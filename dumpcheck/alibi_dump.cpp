@@ -21,7 +21,8 @@ void load_alibi(const Json& m, ArrayReader& r, Dump& d) {
   if (key == arrays.contains("bias"))
     throw FormatError(
         fmt::format("{}: an ALiBi dump has \"bias\" (heads, n, n) or \"key_bias\" (heads, n), one", where));
-  const dump::Array a = r.read(key ? "key_bias" : "bias", field<std::string>(arrays, key ? "key_bias" : "bias", where));
+  const tensorfiles::Array a =
+      r.read(key ? "key_bias" : "bias", field<std::string>(arrays, key ? "key_bias" : "bias", where));
   auto shape = a.shape;
   if (!key && shape.size() == 4 && shape[0] == 1) shape.erase(shape.begin());     // a batch of one
   if (key && shape.size() == 3 && shape[1] == 1) shape.erase(shape.begin() + 1);  // BLOOM's (b h, 1, n)

@@ -7,8 +7,8 @@
 #include <map>
 #include <numbers>
 
-#include "dump/array.hpp"
 #include "dumpcheck/rope_rules.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::dumpcheck {
 

@@ -4,10 +4,10 @@
 
 namespace pecheck::dumpcheck::read {
 
-std::vector<double> floats(const dump::Array& a, const std::string& role) {
-  if (!dump::is_floating(a.type))
-    throw FormatError(
-        fmt::format("{}: {} must be a floating-point array, got {}", a.name, role, dump::element_type_name(a.type)));
+std::vector<double> floats(const tensorfiles::Array& a, const std::string& role) {
+  if (!tensorfiles::is_floating(a.type))
+    throw FormatError(fmt::format("{}: {} must be a floating-point array, got {}", a.name, role,
+                                  tensorfiles::element_type_name(a.type)));
   return a.values;
 }
 
@@ -18,7 +18,7 @@ void require_representable(const std::vector<double>& v, DType dt, const std::st
                                     name, i, v[i], dtype_name(dt), dtype_name(dt)));
 }
 
-std::vector<std::int64_t> positions_of(const dump::Array& a, std::size_t expected) {
+std::vector<std::int64_t> positions_of(const tensorfiles::Array& a, std::size_t expected) {
   std::vector<std::int64_t> p;
   if (!a.ints.empty() || a.size() == 0) {
     p = a.ints;
@@ -41,7 +41,7 @@ void require_finite(const std::vector<double>& v, const std::string& what) {
       throw FormatError(fmt::format("{}: element {} is {}: dumps must be made from finite inputs", what, i, v[i]));
 }
 
-std::vector<double> clean_floats(const dump::Array& a, const std::string& role, DType dt) {
+std::vector<double> clean_floats(const tensorfiles::Array& a, const std::string& role, DType dt) {
   std::vector<double> v = floats(a, role);
   require_finite(v, a.name);
   require_representable(v, dt, a.name);

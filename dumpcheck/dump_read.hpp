@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
-#include "dump/array.hpp"
-#include "dump/npy.hpp"
-#include "dump/safetensors.hpp"
 #include "spec/dtype.hpp"
+#include "tensorfiles/array.hpp"
+#include "tensorfiles/npy.hpp"
+#include "tensorfiles/safetensors.hpp"
 
 namespace pecheck::dumpcheck::read {
 
-using dump::FormatError;
+using tensorfiles::FormatError;
 using Json = nlohmann::json;
 namespace fs = std::filesystem;
 
@@ -29,19 +29,19 @@ class ArrayReader {
  public:
   ArrayReader(std::string dir, DType dt) : dir_(std::move(dir)), dt_(dt) {}
 
-  dump::Array read(const std::string& role, const std::string& ref) {
+  tensorfiles::Array read(const std::string& role, const std::string& ref) {
     const auto colon = ref.find(".safetensors:");
     if (colon != std::string::npos) {
       const std::string file = ref.substr(0, colon + 12), tensor = ref.substr(colon + 13);
       auto& tensors = safetensors_[file];
-      if (tensors.empty()) tensors = dump::read_safetensors_file(path(file));
+      if (tensors.empty()) tensors = tensorfiles::read_safetensors_file(path(file));
       for (const auto& a : tensors)
         if (a.name == tensor) return a;
       throw FormatError(
           fmt::format("{}: {} names tensor '{}', which {} does not hold", manifest(), role, tensor, file));
     }
-    const auto hint = dt_ == DType::bf16 ? dump::StorageHint::bf16 : dump::StorageHint::none;
-    return dump::read_npy_file(path(ref), hint);
+    const auto hint = dt_ == DType::bf16 ? tensorfiles::StorageHint::bf16 : tensorfiles::StorageHint::none;
+    return tensorfiles::read_npy_file(path(ref), hint);
   }
   std::string manifest() const { return (fs::path(dir_) / "manifest.json").string(); }
 
@@ -53,7 +53,7 @@ class ArrayReader {
   }
   std::string dir_;
   DType dt_;
-  std::map<std::string, std::vector<dump::Array>> safetensors_;
+  std::map<std::string, std::vector<tensorfiles::Array>> safetensors_;
 };
 
 template <class T>
@@ -67,15 +67,15 @@ inline T field(const Json& j, const char* key, const std::string& where) {
 }
 
 /// The array's values, as doubles; FormatError unless it is floating-point.
-std::vector<double> floats(const dump::Array& a, const std::string& role);
+std::vector<double> floats(const tensorfiles::Array& a, const std::string& role);
 /// Values the declared dtype cannot hold mean the dump is not what the manifest says (fp32 data
 /// declared bf16 would be checked against a looser bound than its own).
 void require_representable(const std::vector<double>& v, DType dt, const std::string& name);
 /// Integer positions (integer-valued floats accepted), `expected` of them, in [0, 2^24).
-std::vector<std::int64_t> positions_of(const dump::Array& a, std::size_t expected);
+std::vector<std::int64_t> positions_of(const tensorfiles::Array& a, std::size_t expected);
 void require_finite(const std::vector<double>& v, const std::string& what);
 /// floats(), then require_finite() and require_representable() in dt: an array of inputs or
 /// outputs as every family takes them.
-std::vector<double> clean_floats(const dump::Array& a, const std::string& role, DType dt);
+std::vector<double> clean_floats(const tensorfiles::Array& a, const std::string& role, DType dt);
 
 }  // namespace pecheck::dumpcheck::read

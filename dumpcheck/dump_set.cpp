@@ -10,17 +10,17 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "dump/npy.hpp"
-#include "dump/safetensors.hpp"
 #include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/dump_read.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/t5_dump.hpp"
+#include "tensorfiles/npy.hpp"
+#include "tensorfiles/safetensors.hpp"
 
 namespace pecheck::dumpcheck {
 
 namespace fs = std::filesystem;
-using dump::FormatError;
+using tensorfiles::FormatError;
 using Json = nlohmann::json;
 
 namespace {
@@ -28,7 +28,7 @@ namespace {
 using namespace read;
 
 /// Reorders (b, h, n, d)-like axes into (b, n, h, d) given the manifest's axis letters.
-std::vector<double> to_bnhd(const dump::Array& a, const std::string& axes, std::int64_t dims[4]) {
+std::vector<double> to_bnhd(const tensorfiles::Array& a, const std::string& axes, std::int64_t dims[4]) {
   if (a.shape.size() != axes.size())
     throw FormatError(fmt::format("{}: rank {} does not match axes \"{}\"", a.name, a.shape.size(), axes));
   const std::string order = "bnhd";
@@ -68,8 +68,8 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   const Json arrays = field<Json>(m, "arrays", where);
   const std::string axes = m.value("axes", std::string("nhd"));
   check_axes(axes, where);
-  const dump::Array xa = r.read("x", field<std::string>(arrays, "x", where));
-  const dump::Array ya = r.read("y", field<std::string>(arrays, "y", where));
+  const tensorfiles::Array xa = r.read("x", field<std::string>(arrays, "x", where));
+  const tensorfiles::Array ya = r.read("y", field<std::string>(arrays, "y", where));
   if (xa.shape != ya.shape) throw FormatError(fmt::format("{}: x and y differ in shape", where));
   floats(xa, "x");
   floats(ya, "y");
@@ -83,7 +83,7 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   d.heads = static_cast<int>(dims[2]);
   d.width = static_cast<int>(dims[3]);
   require_finite(d.x, xa.name);
-  const dump::Array pa = r.read("positions", field<std::string>(arrays, "positions", where));
+  const tensorfiles::Array pa = r.read("positions", field<std::string>(arrays, "positions", where));
   // positions (n) are shared by the batch; (b, n) gives each sequence its own.
   const bool shared = pa.shape.size() == 1;
   const auto p = positions_of(pa, static_cast<std::size_t>(shared ? n : batch * n));
@@ -97,7 +97,7 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
 void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {
   const std::string where = r.manifest();
   const Json arrays = field<Json>(m, "arrays", where);
-  const dump::Array ta = r.read("table", field<std::string>(arrays, "table", where));
+  const tensorfiles::Array ta = r.read("table", field<std::string>(arrays, "table", where));
   if (ta.shape.size() != 2 && !(ta.shape.size() == 3 && ta.shape[0] == 1))
     throw FormatError(fmt::format("{}: the table must be (n, d_model) or (1, n, d_model)", ta.name));
   const std::int64_t n = ta.shape[ta.shape.size() - 2], w = ta.shape.back();
@@ -136,13 +136,13 @@ void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {
 void load_learned(const Json& m, ArrayReader& r, Dump& d) {
   const std::string where = r.manifest();
   const Json arrays = field<Json>(m, "arrays", where);
-  const dump::Array ta = r.read("table", field<std::string>(arrays, "table", where));
-  const dump::Array xa = r.read("x", field<std::string>(arrays, "x", where));
-  const dump::Array ya = r.read("y", field<std::string>(arrays, "y", where));
+  const tensorfiles::Array ta = r.read("table", field<std::string>(arrays, "table", where));
+  const tensorfiles::Array xa = r.read("x", field<std::string>(arrays, "x", where));
+  const tensorfiles::Array ya = r.read("y", field<std::string>(arrays, "y", where));
   if (ta.shape.size() != 2 || ta.shape[0] == 0 || ta.shape[1] == 0)
     throw FormatError(fmt::format("{}: the table must be (max_len, d_model), non-empty", ta.name));
   // x and y: (n, d) or (1, n, d), as a module's (batch, seq, d) with one sequence.
-  auto rows = [&](const dump::Array& a) {
+  auto rows = [&](const tensorfiles::Array& a) {
     if (!(a.shape.size() == 2 || (a.shape.size() == 3 && a.shape[0] == 1)) || a.shape.back() != ta.shape[1])
       throw FormatError(
           fmt::format("{}: must be (n, d_model) or (1, n, d_model) with d_model {}", a.name, ta.shape[1]));

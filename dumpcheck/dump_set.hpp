@@ -1,6 +1,6 @@
 // A framework's dump, as `pecheck validate --dump` reads it: a directory with manifest.json naming
 // the family, the storage dtype, the arrays (NPY or safetensors tensors) and, optionally, the
-// convention. Anything malformed is a dump::FormatError (one line, exit status 2).
+// convention. Anything malformed is a tensorfiles::FormatError (one line, exit status 2).
 #pragma once
 
 #include <cstdint>

@@ -8,13 +8,13 @@
 #include <cmath>
 #include <string_view>
 
-#include "dump/array.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::dumpcheck::fields {
 
 namespace {
 
-using dump::FormatError;
+using tensorfiles::FormatError;
 using Json = nlohmann::json;
 
 /// Each rope_type with the fields its _compute_* function in transformers 5 reads (beyond

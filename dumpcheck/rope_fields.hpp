@@ -1,7 +1,7 @@
 // One Hugging Face RoPE dict read field by field: transformers 5's rope_parameters (flat, or one
 // layer type's) or 4.x's rope_scaling. Each rope_type takes its own fields, as
 // modeling_rope_utils.py's _compute_* functions read them; a field of another type, an unknown
-// key or a value of the wrong type is a dump::FormatError naming the key (one line). What the
+// key or a value of the wrong type is a tensorfiles::FormatError naming the key (one line). What the
 // dict states is kept with the key that stated it, so that two statements that contradict each
 // other can be named (dumpcheck/rope_manifest.cpp merges them).
 #pragma once

@@ -8,16 +8,16 @@
 #include <cmath>
 #include <string_view>
 
-#include "dump/array.hpp"
 #include "dumpcheck/rope_fields.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::dumpcheck {
 
 namespace {
 
-using dump::FormatError;
 using fields::Dialect;
 using fields::RopeStatement;
+using tensorfiles::FormatError;
 using Json = nlohmann::json;
 
 constexpr std::array<std::string_view, 10> kConventionKeys = {

@@ -5,7 +5,7 @@
 // layer type with "layer_type" naming the one meant (docs/dumps.md). A key outside that
 // vocabulary, a field of another rope_type, two keys that state one thing differently, a value
 // that contradicts the data's shape, or a rule the catalogue does not model is a
-// dump::FormatError naming it (one line, exit status 2): nothing is ignored.
+// tensorfiles::FormatError naming it (one line, exit status 2): nothing is ignored.
 #pragma once
 
 #include <nlohmann/json.hpp>

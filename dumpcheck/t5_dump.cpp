@@ -17,8 +17,8 @@ using namespace read;
 void load_t5(const Json& m, ArrayReader& r, Dump& d) {
   const std::string where = r.manifest();
   const Json arrays = field<Json>(m, "arrays", where);
-  const dump::Array ta = r.read("table", field<std::string>(arrays, "table", where));
-  const dump::Array ba = r.read("bias", field<std::string>(arrays, "bias", where));
+  const tensorfiles::Array ta = r.read("table", field<std::string>(arrays, "table", where));
+  const tensorfiles::Array ba = r.read("bias", field<std::string>(arrays, "bias", where));
   if (ta.shape.size() != 2 || ta.shape[0] < 2 || ta.shape[1] < 1)
     throw FormatError(fmt::format("{}: the table must be (num_buckets, heads)", ta.name));
   auto shape = ba.shape;

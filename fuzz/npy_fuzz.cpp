@@ -6,13 +6,13 @@
 #include <cstring>
 #include <span>
 
-#include "dump/npy.hpp"
+#include "tensorfiles/npy.hpp"
 
 namespace {
 
-using pecheck::dump::Array;
-using pecheck::dump::ElementType;
-using pecheck::dump::StorageHint;
+using pecheck::tensorfiles::Array;
+using pecheck::tensorfiles::ElementType;
+using pecheck::tensorfiles::StorageHint;
 
 volatile double sink;
 
@@ -30,9 +30,9 @@ void touch(const Array& a) {
 }
 
 void round_trip(const Array& a) {
-  const std::string bytes = pecheck::dump::npy_bytes(a);
-  const Array b = pecheck::dump::read_npy({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "rt",
-                                          a.type == ElementType::bf16 ? StorageHint::bf16 : StorageHint::none);
+  const std::string bytes = pecheck::tensorfiles::npy_bytes(a);
+  const Array b = pecheck::tensorfiles::read_npy({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, "rt",
+                                                 a.type == ElementType::bf16 ? StorageHint::bf16 : StorageHint::none);
   check(b.type == a.type && b.shape == a.shape && b.ints == a.ints && b.values.size() == a.values.size());
   for (std::size_t i = 0; i < a.values.size(); ++i)
     check(std::isnan(a.values[i]) ? std::isnan(b.values[i])
@@ -45,10 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
   for (StorageHint hint : {StorageHint::none, StorageHint::bf16}) {
     try {
-      const Array a = pecheck::dump::read_npy(bytes, "fuzz.npy", hint);
+      const Array a = pecheck::tensorfiles::read_npy(bytes, "fuzz.npy", hint);
       touch(a);
       round_trip(a);
-    } catch (const pecheck::dump::FormatError& e) {
+    } catch (const pecheck::tensorfiles::FormatError& e) {
       check(std::strchr(e.what(), '\n') == nullptr);
     }
   }

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <span>
 
-#include "dump/safetensors.hpp"
+#include "tensorfiles/safetensors.hpp"
 
 namespace {
 
@@ -20,17 +20,18 @@ void check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);
   try {
-    const std::vector<pecheck::dump::Array> tensors = pecheck::dump::read_safetensors(bytes, "fuzz.safetensors");
+    const std::vector<pecheck::tensorfiles::Array> tensors =
+        pecheck::tensorfiles::read_safetensors(bytes, "fuzz.safetensors");
     double s = 0;
     for (std::size_t i = 0; i < tensors.size(); ++i) {
-      const pecheck::dump::Array& a = tensors[i];
+      const pecheck::tensorfiles::Array& a = tensors[i];
       check(i == 0 || tensors[i - 1].name < a.name);
       check(a.values.size() + a.ints.size() == a.size());
       for (double v : a.values) s += v;
       for (std::int64_t v : a.ints) s += static_cast<double>(v);
     }
     sink = s;
-  } catch (const pecheck::dump::FormatError& e) {
+  } catch (const pecheck::tensorfiles::FormatError& e) {
     check(std::strchr(e.what(), '\n') == nullptr);
   }
   return 0;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "harness/encoders.hpp"
+#include "mutants/mutants.hpp"
 #include "properties/registry.hpp"
-#include "selftest/mutants.hpp"
 #include "tests/test_seed.hpp"
 
 namespace pecheck {
@@ -177,7 +177,7 @@ TEST_P(BatchedPasses, AMutantFailsWhereItFailsCallByCallWithTheSameCounterexampl
   for (const char* name : {"mutant-rope-position-off-by-one", "mutant-rope-always-half-split",
                            "mutant-rope-no-range-reduction", "mutant-rope-switches-after-warm-up"}) {
     SCOPED_TRACE(name);
-    EXPECT_GT(expect_batched_as_direct([name] { return selftest::make_mutant_named(name); }, GetParam()).failures, 0);
+    EXPECT_GT(expect_batched_as_direct([name] { return mutants::make_mutant_named(name); }, GetParam()).failures, 0);
   }
 }
 

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/property.hpp"
+#include "mutants/forwarding_encoder.hpp"
 #include "properties/registry.hpp"
-#include "selftest/forwarding_encoder.hpp"
 #include "tests/test_seed.hpp"
 
 namespace pecheck {
@@ -19,7 +19,7 @@ const Property& property(const std::string& id) { return registered_property(id)
 /// The scalar backend until call N; from call N + 1 on, every RoPE and table position is one step
 /// nearer 0 and every attention scale a part in a thousand off (a stale table, a cache that wrapped); it
 /// counts its calls.
-struct DriftsAfter : selftest::Forwarding {
+struct DriftsAfter : mutants::Forwarding {
   using Forwarding::run;
   explicit DriftsAfter(long n) : Forwarding("drifts-after-n-calls"), n_(n) {}
   void run(const RopeApply& c) override {

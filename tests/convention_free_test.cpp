@@ -7,15 +7,15 @@
 #include <algorithm>
 
 #include "harness/property.hpp"
+#include "mutants/forwarding_encoder.hpp"
 #include "properties/registry.hpp"
-#include "selftest/forwarding_encoder.hpp"
 
 namespace pecheck {
 namespace {
 
 /// Reads only the sizes from the spec: RoPE half-split over the whole head with base 5e5 and no
 /// scaling, the sinusoid concatenated with base 777 — whatever was asked.
-class OwnConvention final : public selftest::Forwarding {
+class OwnConvention final : public mutants::Forwarding {
  public:
   OwnConvention() : Forwarding("own-convention") {}
   void run(const RopeApply& c) override {

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/encoders.hpp"
+#include "mutants/mutants.hpp"
 #include "properties/registry.hpp"
-#include "selftest/mutants.hpp"
 #include "tests/test_seed.hpp"
 
 namespace pecheck {
@@ -21,7 +21,7 @@ RunParams hinted() {
 }
 
 PropertyResult agreement(const std::string& mutant, DType dt, const RunParams& rp = hinted()) {
-  auto e = selftest::make_mutant_named(mutant);
+  auto e = mutants::make_mutant_named(mutant);
   return registered_property("rope.agrees_with_reference").run(*e, dt, rp);
 }
 
@@ -84,7 +84,7 @@ TEST_P(ConventionHint, ANumericFailureNamesNoConvention) {
 }
 
 TEST_P(ConventionHint, ASinusoidWithSinAndCosSwappedIsSaidToBeIt) {
-  auto e = selftest::make_mutant_named("mutant-sin-cos-swapped");
+  auto e = mutants::make_mutant_named("mutant-sin-cos-swapped");
   const PropertyResult r = registered_property("sinusoidal.agrees_with_reference").run(*e, GetParam(), hinted());
   ASSERT_EQ(r.verdict, Verdict::fail);
   // sin where cos belongs: each pair's angle reads pi/2 - w p, whose frequencies fit no line;
@@ -99,7 +99,7 @@ TEST_P(ConventionHint, ASinusoidWithSinAndCosSwappedIsSaidToBeIt) {
 // the failure says it flushes and how to state a platform that does. Stated, nothing is said.
 TEST(ConventionHint, AFlushToZeroIsNamedWhereItIsNotStated) {
   for (DType dt : {DType::f32, DType::bf16}) {
-    auto flushes = selftest::make_mutant_named("mutant-rope-flushes-subnormals");
+    auto flushes = mutants::make_mutant_named("mutant-rope-flushes-subnormals");
     const PropertyResult r = registered_property("rope.orthogonal").run(*flushes, dt, hinted());
     ASSERT_EQ(r.verdict, Verdict::fail) << dtype_name(dt);
     EXPECT_NE(r.message.find("; it flushes subnormal inputs to zero"), std::string::npos) << r.message;
@@ -110,7 +110,7 @@ TEST(ConventionHint, AFlushToZeroIsNamedWhereItIsNotStated) {
     EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *flushes, dt, stated), "");
   }
   // f16 holds nothing below FLT_MIN: no flush to ask about.
-  auto flushes = selftest::make_mutant_named("mutant-rope-flushes-subnormals");
+  auto flushes = mutants::make_mutant_named("mutant-rope-flushes-subnormals");
   EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *flushes, DType::f16, hinted()), "");
 }
 
@@ -121,7 +121,7 @@ TEST(ConventionHint, ACorrectEncoderOrAnotherPropertyGetsNone) {
     EXPECT_EQ(dumpcheck::convention_hint(agrees, *scalar, dt, hinted()), "");
     EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *scalar, dt, hinted()), "");
   }
-  auto wrong = selftest::make_mutant_named("mutant-rope-always-half-split");
+  auto wrong = mutants::make_mutant_named("mutant-rope-always-half-split");
   EXPECT_EQ(dumpcheck::convention_hint(registered_property("rope.orthogonal"), *wrong, DType::f32, hinted()), "");
 }
 

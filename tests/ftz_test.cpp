@@ -9,8 +9,8 @@
 
 #include "harness/generators.hpp"
 #include "harness/property.hpp"
+#include "mutants/mutants.hpp"
 #include "properties/registry.hpp"
-#include "selftest/mutants.hpp"
 #include "tests/test_seed.hpp"
 
 namespace pecheck {
@@ -18,7 +18,7 @@ namespace {
 
 const Property& property(const std::string& id) { return registered_property(id); }
 
-std::unique_ptr<Encoder> mutant(const std::string& name) { return selftest::make_mutant_named(name); }
+std::unique_ptr<Encoder> mutant(const std::string& name) { return mutants::make_mutant_named(name); }
 
 bool subnormal(float x) { return x != 0 && std::fabs(x) < FLT_MIN; }
 

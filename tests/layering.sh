@@ -13,9 +13,9 @@ allowed() {  # folder -> the folders its files may include (besides itself)
     impl) echo "spec interface" ;;
     harness) echo "spec interface reference" ;;
     properties) echo "spec interface reference harness" ;;
-    selftest) echo "spec interface impl" ;;
-    dump) echo "spec" ;;
-    plugin | dumpcheck) echo "spec interface reference harness dump plugin" ;;
+    mutants) echo "spec interface impl" ;;
+    tensorfiles) echo "spec" ;;
+    plugin | dumpcheck) echo "spec interface reference harness tensorfiles plugin" ;;
     downstream) echo "spec interface reference harness properties" ;;
     *) echo "*" ;;
   esac
@@ -40,7 +40,7 @@ while IFS= read -r file; do
     echo "$file includes \"$inc\": $folder/ may include only: ${ok:-nothing of pecheck}"
     violations=$((violations + 1))
   done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
-done < <(find spec interface reference impl harness properties selftest dump plugin dumpcheck downstream \
+done < <(find spec interface reference impl harness properties mutants tensorfiles plugin dumpcheck downstream \
            -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.h' 2>/dev/null | sort)
 
 # Inside impl/: the width-generic kernel bodies (impl/simd/) include no width, and no width's

@@ -1,7 +1,7 @@
 // NPY reader and writer: every supported descr in both byte orders decodes to the exact values,
 // Fortran order is transposed, the writer round-trips and aligns, and every malformed file is
 // rejected with one line that says what is wrong.
-#include "dump/npy.hpp"
+#include "tensorfiles/npy.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,7 +15,7 @@
 
 #include "spec/half_bits.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -297,4 +297,4 @@ TEST(Half, ExhaustiveDecodeEncode) {
 }
 
 }  // namespace
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

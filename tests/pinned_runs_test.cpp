@@ -14,8 +14,8 @@
 #include "harness/encoders.hpp"
 #include "harness/generators.hpp"
 #include "harness/runner.hpp"
+#include "mutants/mutants.hpp"
 #include "properties/registry.hpp"
-#include "selftest/mutants.hpp"
 
 namespace pecheck {
 namespace {
@@ -137,7 +137,7 @@ TEST(PinnedRuns, ALengthPerCallPinJudgesEachCallAtItsOwnLength) {
 TEST(PinnedRuns, APinnedWrongConventionIsCaught) {
   // The scalar backend honours the spec; pinned to interleaved, a half-split encoder is wrong:
   // a mutant that always rotates half-split pairs must fail agreement under this pin.
-  for (const auto& m : selftest::mutants()) {
+  for (const auto& m : mutants::mutants()) {
     if (m.name != "RoPE pairing hard-coded to half-split") continue;
     const auto enc = m.make();
     const RunParams params{.seed = 3, .cases = 40, .pins = interleaved_half_million()};
@@ -169,7 +169,7 @@ TEST(PinnedRuns, ACeilingBoundsEveryPositionAndItsSums) {
 }
 
 TEST(PinnedRuns, TheFp32AnglesContractPassesFp32AnglesTheExactOneFails) {
-  for (const auto& m : selftest::mutants()) {
+  for (const auto& m : mutants::mutants()) {
     if (m.name != "RoPE angles in fp32 (the PyTorch formula)") continue;
     const auto enc = m.make();
     RunParams params{.seed = 11, .cases = 100};
@@ -182,7 +182,7 @@ TEST(PinnedRuns, TheFp32AnglesContractPassesFp32AnglesTheExactOneFails) {
     for (const char* id : {"rope.orthogonal", "rope.inverse"})
       EXPECT_EQ(property(id).run(*enc, DType::f32, params).verdict, Verdict::pass) << id;
     // And the weakest contract still refuses a wrong base.
-    for (const auto& w : selftest::mutants())
+    for (const auto& w : mutants::mutants())
       if (w.name.find("base 1000") != std::string::npos) {
         EXPECT_EQ(agrees.run(*w.make(), DType::f32, params).verdict, Verdict::fail);
       }

@@ -14,9 +14,9 @@
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "impl/rope2d_by_halves.hpp"
+#include "mutants/mutants.hpp"
 #include "properties/registry.hpp"
 #include "reference/rope.hpp"
-#include "selftest/mutants.hpp"
 #include "spec/mrope.hpp"
 
 namespace pecheck {
@@ -25,7 +25,7 @@ namespace {
 const Property& property(const std::string& id) { return registered_property(id); }
 
 std::unique_ptr<Encoder> mutant(const std::string& name) {
-  for (const auto& m : selftest::mutants())
+  for (const auto& m : mutants::mutants())
     if (m.name == name) return m.make();
   throw std::logic_error("no mutant " + name);
 }

@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "dump/array.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "spec/rope_scaling.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::dumpcheck {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 std::string error_of(const std::string& json, int head_dim = 128) {
   try {
     read_rope_convention(nlohmann::json::parse(json), head_dim, "convention");
-  } catch (const dump::FormatError& e) {
+  } catch (const tensorfiles::FormatError& e) {
     const std::string m = e.what();
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     EXPECT_EQ(m.find("convention: convention"), std::string::npos) << m;

@@ -16,10 +16,10 @@
 #include "harness/contract_ladder.hpp"
 #include "harness/generators.hpp"
 #include "harness/tolerance.hpp"
+#include "mutants/hand_written_softmax.hpp"
+#include "mutants/mutants.hpp"
 #include "properties/attention_cases.hpp"
 #include "properties/registry.hpp"
-#include "selftest/hand_written_softmax.hpp"
-#include "selftest/mutants.hpp"
 
 namespace pecheck {
 namespace {
@@ -86,7 +86,7 @@ TEST(RoundedPContract, ABf16PKernelCanExceedTheExactBoundAndStaysWithinItsOwn) {
 
 /// FlashAttention-2's loop in bf16 and f16: P rounded to the call's dtype where it meets V, the
 /// running sum from the unrounded weights; key tiles of 16, so that long cases rescale.
-struct RoundsPToItsDtype : selftest::TiledOnlineSoftmax {
+struct RoundsPToItsDtype : mutants::TiledOnlineSoftmax {
   RoundsPToItsDtype() : TiledOnlineSoftmax("flash-style kernel, P in the dtype", 16) {}
   float p_at_v(float w, DType dt) const override { return round_to(dt, w); }
 };
@@ -113,7 +113,7 @@ TEST(RoundedPContract, AKernelRoundingPToItsDtypeMeetsEveryAttentionLawUnderIt) 
 
 TEST(RoundedPContract, PRoundedToF16InAnF32KernelMeetsNoAttentionContract) {
   const Property& agreement = registered_property("attention.agrees_with_reference");
-  const auto mutant = [] { return selftest::make_mutant_named("mutant-attention-p-hard-coded-f16"); };
+  const auto mutant = [] { return mutants::make_mutant_named("mutant-attention-p-hard-coded-f16"); };
   std::vector<tol::Contract> tried;
   PropertyResult decided;
   const ContractVerdict v = climb_contracts(
@@ -142,7 +142,7 @@ TEST(AttentionContracts, AttentionsRopeBugsStillFailUnderTheWeakestContract) {
   EXPECT_EQ(weakest.max_position, 2048);
   for (const DType dt : {DType::f32, DType::bf16}) {
     const PropertyResult r =
-        agreement.run(*selftest::make_mutant_named("mutant-attention-rope-scaling-ignored"), dt, weakest);
+        agreement.run(*mutants::make_mutant_named("mutant-attention-rope-scaling-ignored"), dt, weakest);
     EXPECT_EQ(r.verdict, Verdict::fail) << dtype_name(dt) << ": " << r.message;
   }
 }

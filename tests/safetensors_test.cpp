@@ -1,6 +1,6 @@
 // safetensors reader: every supported dtype decodes exactly, tensors come back sorted by name,
 // and every malformed header or buffer layout is rejected with one line that says what is wrong.
-#include "dump/safetensors.hpp"
+#include "tensorfiles/safetensors.hpp"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -171,4 +171,4 @@ TEST(SafetensorsRead, FileErrorsNameTheFile) {
 }
 
 }  // namespace
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

@@ -12,7 +12,7 @@
 #include "harness/encoders.hpp"
 #include "harness/generators.hpp"
 #include "interface/encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/mutants.hpp"
 
 namespace pecheck {
 namespace {
@@ -114,7 +114,7 @@ TEST(StatelessSequence, EveryEncoderAnswersACallTheSameWhereverItComes) {
 }
 
 TEST(StatelessSequence, TheStatefulDynamicNtkMutantIsCaught) {
-  for (const auto& m : selftest::scaling_mutants()) {
+  for (const auto& m : mutants::scaling_mutants()) {
     const auto enc = m.make();
     if (enc->name() != "mutant-rope-dynamic-ntk-stateful") continue;
     const auto [differ, repeats] = repeats_that_differ(*enc, 2026, 3000);

@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "dump/array.hpp"
 #include "dumpcheck/rope_manifest.hpp"
+#include "tensorfiles/array.hpp"
 
 namespace pecheck::python {
 
@@ -76,7 +76,7 @@ void pin_rope(Pins& pins, const Json& c) {
   auto stated = [c](int hd) {
     try {
       return dumpcheck::read_rope_convention(c, hd, "convention");
-    } catch (const dump::FormatError& e) {
+    } catch (const tensorfiles::FormatError& e) {
       throw std::invalid_argument(e.what());  // already "convention: ..."
     }
   };

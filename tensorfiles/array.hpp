@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 /// Rejection of a malformed or unsupported dump file. what() is one line that names the file (and
 /// the tensor, when there is one) and what is wrong with it.
@@ -46,4 +46,4 @@ struct Array {
   }
 };
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

@@ -1,11 +1,11 @@
-#include "dump/npy.hpp"
+#include "tensorfiles/npy.hpp"
 
 #include <cstring>
 
-#include "dump/detail.hpp"
-#include "dump/npy_header.hpp"
+#include "tensorfiles/detail.hpp"
+#include "tensorfiles/npy_header.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 namespace {
 
@@ -120,4 +120,4 @@ Array read_npy_file(const std::string& path, StorageHint hint) {
   return read_npy(bytes, path, hint);
 }
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

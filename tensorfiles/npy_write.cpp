@@ -5,11 +5,11 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dump/detail.hpp"
-#include "dump/npy.hpp"
 #include "spec/half_bits.hpp"
+#include "tensorfiles/detail.hpp"
+#include "tensorfiles/npy.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 namespace {
 
@@ -117,4 +117,4 @@ void write_npy(const std::string& path, const Array& a) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0) fail("rename into place");
 }
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

@@ -1,9 +1,9 @@
 // Mutants of multimodal RoPE (M-RoPE): each a bug found in a public implementation of Qwen2-VL's
 // sectioned or Qwen3-VL's interleaved rotary embedding (docs/notes/mrope-bugs.md has the reports).
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -57,4 +57,4 @@ std::vector<Mutant> mrope_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

@@ -10,7 +10,7 @@
 
 #include "interface/encoder.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 struct Mutant {
   std::string name;       ///< what is wrong, in a few words
@@ -19,7 +19,7 @@ struct Mutant {
   std::unique_ptr<Encoder> (*make)();
 };
 
-/// The catalogue of mutants (selftest/mutants_absolute.cpp), the relational ones included.
+/// The catalogue of mutants (mutants/mutants_absolute.cpp), the relational ones included.
 const std::vector<Mutant>& mutants();
 
 /// The catalogue's mutant whose encoder is named `encoder_name` ("mutant-rope-always-half-split");
@@ -27,37 +27,37 @@ const std::vector<Mutant>& mutants();
 std::unique_ptr<Encoder> make_mutant_named(std::string_view encoder_name);
 
 /// Mutants that only the relational properties (inverse, offset, NaN parity, determinism, the
-/// causal mask, translation) are there to catch (selftest/mutants_relational.cpp).
+/// causal mask, translation) are there to catch (mutants/mutants_relational.cpp).
 std::vector<Mutant> relational_mutants();
 
 /// Mutants of numerical technique: angles, frequencies, pairings, softmax
-/// (selftest/mutants_numeric.cpp).
+/// (mutants/mutants_numeric.cpp).
 std::vector<Mutant> numeric_mutants();
 
 /// Mutants of RoPE scaling (linear, NTK, YaRN, Llama 3) and of rotary-kernel bookkeeping
-/// (selftest/mutants_scaling.cpp).
+/// (mutants/mutants_scaling.cpp).
 std::vector<Mutant> scaling_mutants();
 
-/// Mutants of LongRoPE: the factor lists and the attention factor (selftest/mutants_longrope.cpp).
+/// Mutants of LongRoPE: the factor lists and the attention factor (mutants/mutants_longrope.cpp).
 std::vector<Mutant> longrope_mutants();
 
 /// Mutants of position tables and score biases: fp16 positions, T5 buckets
-/// (selftest/mutants_bias.cpp).
+/// (mutants/mutants_bias.cpp).
 std::vector<Mutant> bias_mutants();
 
 /// Mutants of multimodal RoPE: the assignment, the sections, the pair layout
-/// (selftest/mutants_mrope.cpp).
+/// (mutants/mutants_mrope.cpp).
 std::vector<Mutant> mrope_mutants();
 
 /// Mutants of attention as inference engines call it: the decode query's RoPE position, the
-/// mask's alignment, RoPE's scaling and rotary_dim (selftest/mutants_inference.cpp).
+/// mask's alignment, RoPE's scaling and rotary_dim (mutants/mutants_inference.cpp).
 std::vector<Mutant> inference_mutants();
 
 /// Mutants of attention over key tiles, flash-style: the rescale, the ragged last tile, the causal
-/// tile (selftest/mutants_tiles.cpp).
+/// tile (mutants/mutants_tiles.cpp).
 std::vector<Mutant> tile_mutants();
 
 /// The scalar backend behind a forwarding wrapper, for mutants to override one operation.
 std::unique_ptr<Encoder> make_forwarding_scalar(std::string name);
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

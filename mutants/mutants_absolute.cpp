@@ -9,10 +9,10 @@
 #include "impl/fp32_angle_rope.hpp"
 #include "impl/rope_frequencies.hpp"
 #include "impl/scalar/kernels.hpp"
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -191,4 +191,4 @@ std::unique_ptr<Encoder> make_mutant_named(std::string_view encoder_name) {
   throw std::invalid_argument(fmt::format("no mutant named {}", encoder_name));
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "selftest/forwarding_encoder.hpp"
+#include "mutants/forwarding_encoder.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 /// One query row as a kernel sees it: `visible` keys (the causal or the whole set), `stored` keys
 /// in the buffers (n), each key's scaled logit and value row.
@@ -100,4 +100,4 @@ struct TiledOnlineSoftmax : HandWrittenSoftmax {
   std::size_t tile_;
 };
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

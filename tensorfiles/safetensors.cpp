@@ -1,13 +1,13 @@
-#include "dump/safetensors.hpp"
+#include "tensorfiles/safetensors.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
-#include "dump/detail.hpp"
+#include "tensorfiles/detail.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 namespace {
 
@@ -172,4 +172,4 @@ std::vector<Array> read_safetensors_file(const std::string& path) {
   return read_safetensors(bytes, path);
 }
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

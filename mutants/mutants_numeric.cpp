@@ -3,11 +3,11 @@
 #include <cmath>
 #include <utility>
 
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/hand_written_softmax.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/hand_written_softmax.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -207,4 +207,4 @@ std::vector<Mutant> numeric_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

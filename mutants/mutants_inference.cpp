@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -124,4 +124,4 @@ std::vector<Mutant> inference_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "dump/array.hpp"
+#include "tensorfiles/array.hpp"
 
-namespace pecheck::dump::detail {
+namespace pecheck::tensorfiles::detail {
 
 /// Replaces control characters so that a message stays on one line whatever the file held.
 std::string one_line(std::string s);
@@ -55,4 +55,4 @@ T load_le(const std::byte* p) {
 /// Whole file, FormatError when unreadable or larger than max_bytes.
 std::vector<std::byte> read_file(const std::string& path, std::uint64_t max_bytes);
 
-}  // namespace pecheck::dump::detail
+}  // namespace pecheck::tensorfiles::detail

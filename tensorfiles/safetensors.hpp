@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "dump/array.hpp"
+#include "tensorfiles/array.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 /// Decodes every tensor of a safetensors file held in memory, sorted by name (Array::name is the
 /// tensor's name). Supported dtypes: F16, BF16, F32, F64, I32, I64. The tensors must tile the
@@ -20,4 +20,4 @@ std::vector<Array> read_safetensors(std::span<const std::byte> bytes, std::strin
 /// read_safetensors on a file's contents (FormatError when it cannot be read or is over 8 GiB).
 std::vector<Array> read_safetensors_file(const std::string& path);
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

@@ -1,10 +1,10 @@
-#include "dump/npy_header.hpp"
+#include "tensorfiles/npy_header.hpp"
 
 #include <optional>
 
-#include "dump/detail.hpp"
+#include "tensorfiles/detail.hpp"
 
-namespace pecheck::dump::detail {
+namespace pecheck::tensorfiles::detail {
 
 namespace {
 
@@ -163,4 +163,4 @@ NpyHeader parse_npy_header(std::string_view text, std::string_view name, bool py
   return DictParser(text, name, python2_longs).parse();
 }
 
-}  // namespace pecheck::dump::detail
+}  // namespace pecheck::tensorfiles::detail

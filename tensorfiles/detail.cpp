@@ -1,4 +1,4 @@
-#include "dump/detail.hpp"
+#include "tensorfiles/detail.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 
 #include "spec/half_bits.hpp"
 
-namespace pecheck::dump::detail {
+namespace pecheck::tensorfiles::detail {
 
 std::string one_line(std::string s) {
   for (char& c : s)
@@ -121,4 +121,4 @@ std::vector<std::byte> read_file(const std::string& path, std::uint64_t max_byte
   return bytes;
 }
 
-}  // namespace pecheck::dump::detail
+}  // namespace pecheck::tensorfiles::detail

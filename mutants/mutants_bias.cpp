@@ -3,10 +3,10 @@
 #include <cmath>
 #include <vector>
 
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -61,4 +61,4 @@ std::vector<Mutant> bias_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

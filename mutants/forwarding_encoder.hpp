@@ -11,7 +11,7 @@
 #include "interface/encoder.hpp"
 #include "interface/shapes.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 /// Forwards every operation to the scalar backend.
 class Forwarding : public HandledBy<Forwarding> {
@@ -84,4 +84,4 @@ void rope_with(const RopeSpec& s, RopeLayout layout, DType dt, int heads, std::s
     }
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

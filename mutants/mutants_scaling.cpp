@@ -6,10 +6,10 @@
 #include <utility>
 
 #include "impl/rope_frequencies.hpp"
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -166,4 +166,4 @@ std::vector<Mutant> scaling_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

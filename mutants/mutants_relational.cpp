@@ -5,10 +5,10 @@
 
 #include "impl/angles.hpp"
 #include "impl/fp32_angle_rope.hpp"
-#include "selftest/forwarding_encoder.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/forwarding_encoder.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -213,4 +213,4 @@ std::vector<Mutant> relational_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
-#include "dump/array.hpp"
+#include "tensorfiles/array.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 /// What the dump's manifest says about the storage type, for files whose descr cannot say it:
 /// numpy has no bfloat16, so PyTorch dumps store bf16 tensors as raw 2-byte words ('<u2' or '|V2').
@@ -37,4 +37,4 @@ std::string npy_bytes(const Array& a);
 /// write leaves no partial file. Throws std::runtime_error (one line) when it cannot write.
 void write_npy(const std::string& path, const Array& a);
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
-#include "selftest/hand_written_softmax.hpp"
-#include "selftest/mutants.hpp"
+#include "mutants/hand_written_softmax.hpp"
+#include "mutants/mutants.hpp"
 
-namespace pecheck::selftest {
+namespace pecheck::mutants {
 
 namespace {
 
@@ -74,4 +74,4 @@ std::vector<Mutant> tile_mutants() {
   };
 }
 
-}  // namespace pecheck::selftest
+}  // namespace pecheck::mutants

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pecheck::dump::detail {
+namespace pecheck::tensorfiles::detail {
 
 struct NpyHeader {
   std::string descr;
@@ -20,4 +20,4 @@ struct NpyHeader {
 /// numpy wrote under Python 2 (format 1.0 only). Throws FormatError naming `name`.
 NpyHeader parse_npy_header(std::string_view text, std::string_view name, bool python2_longs);
 
-}  // namespace pecheck::dump::detail
+}  // namespace pecheck::tensorfiles::detail

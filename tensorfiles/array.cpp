@@ -1,6 +1,6 @@
-#include "dump/array.hpp"
+#include "tensorfiles/array.hpp"
 
-namespace pecheck::dump {
+namespace pecheck::tensorfiles {
 
 std::string_view element_type_name(ElementType t) {
   switch (t) {
@@ -42,4 +42,4 @@ bool is_floating(ElementType t) {
   return t == ElementType::f16 || t == ElementType::bf16 || t == ElementType::f32 || t == ElementType::f64;
 }
 
-}  // namespace pecheck::dump
+}  // namespace pecheck::tensorfiles
