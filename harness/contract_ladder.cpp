@@ -31,7 +31,7 @@ std::string names_of(std::span<const tol::Contract> contracts) {
 }
 
 // The laws that compare calls, whose bounds under a weaker contract add up the calls' own
-// (properties/rope_contract_laws.hpp, properties/sinusoid_contract_laws.hpp; docs/error-model.md
+// (properties/rope/rope_contract_laws.hpp, properties/absolute/sinusoid_contract_laws.hpp; docs/error-model.md
 // rope.relational.contract, sinusoidal.relational.contract).
 constexpr std::array<std::string_view, 10> kRelational = {"rope.relative",
                                                           "rope.composition",

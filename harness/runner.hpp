@@ -17,8 +17,10 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <source_location>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -99,15 +101,22 @@ struct PropertyInfo {
   std::vector<std::string> aliases = {};  ///< see Property::aliases
 };
 
-/// A registered property from its info, its case generator and its check.
+/// The path of a source file from the tree's root: the compiler's path from its last
+/// "properties/" on (a theorem file lives in properties/<family>/), or as given.
+inline std::string source_path(std::string_view file) {
+  const std::size_t at = file.rfind("properties/");
+  return std::string(at == std::string_view::npos ? file : file.substr(at));
+}
+
+/// A registered property from its info, its case generator and its check; its source is the file
+/// that calls this (each theorem file registers its own property).
 template <class Case, class GenFn, class CheckFn>
-Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check) {
-  std::string file = info.id;
-  std::replace(file.begin(), file.end(), '.', '_');
+Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check,
+                       std::source_location where = std::source_location::current()) {
   Property p{.id = info.id,
              .statement = std::move(info.statement),
              .doc = "docs/properties/" + info.id + ".md",
-             .source = "properties/" + file + ".cpp",
+             .source = source_path(where.file_name()),
              .family = info.family,
              .op = info.op,
              .dtypes = std::move(info.dtypes),

@@ -84,7 +84,7 @@ double shaw_score(DType, int head_dim);  ///< / (u sum_c |q_c| (|k_c| + |r_c|))
 inline constexpr double kT5TieWindow = 0x1p-12;
 
 /// What the attention bound needs to know about one case: the magnitudes measured on its exact
-/// transformed inputs (the case itself is properties/attention_cases.hpp's AttentionCase).
+/// transformed inputs (the case itself is properties/attention/attention_cases.hpp's AttentionCase).
 struct AttentionMagnitudes {
   DType dtype = DType::f32;
   int n = 1;           ///< sequence length

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/measure.hpp"
-#include "properties/attention_cases.hpp"
+#include "properties/attention/attention_cases.hpp"
 #include "reference/attention.hpp"
 #include "tests/test_seed.hpp"
 

@@ -14,7 +14,7 @@
 #include "harness/generators.hpp"
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
-#include "properties/attention_cases.hpp"
+#include "properties/attention/attention_cases.hpp"
 #include "properties/registry.hpp"
 
 namespace pecheck {

@@ -1,4 +1,4 @@
-// RoPE's relational laws under a weaker accuracy contract (properties/rope_contract_laws.hpp,
+// RoPE's relational laws under a weaker accuracy contract (properties/rope/rope_contract_laws.hpp,
 // docs/error-model.md "The relational laws under a contract"): an encoder with fp32 angles, which
 // the exact contract's bounds fail, holds rope.relative, rope.composition, rope.offset_invariance,
 // rope.linear_scaling and rope.ntk_base under the fp32-angles contract below its ceiling, and reads

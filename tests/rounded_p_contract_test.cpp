@@ -18,7 +18,7 @@
 #include "harness/tolerance.hpp"
 #include "mutants/hand_written_softmax.hpp"
 #include "mutants/mutants.hpp"
-#include "properties/attention_cases.hpp"
+#include "properties/attention/attention_cases.hpp"
 #include "properties/registry.hpp"
 
 namespace pecheck {
