@@ -17,7 +17,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <source_location>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -109,14 +108,14 @@ inline std::string source_path(std::string_view file) {
 }
 
 /// A registered property from its info, its case generator and its check; its source is the file
-/// that calls this (each theorem file registers its own property).
+/// that calls this (each theorem file registers its own property). __builtin_FILE, not
+/// std::source_location: clang 14 with libstdc++ 12 has no std::source_location.
 template <class Case, class GenFn, class CheckFn>
-Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check,
-                       std::source_location where = std::source_location::current()) {
+Property make_property(PropertyInfo info, GenFn gen_fn, CheckFn check, const char* caller = __builtin_FILE()) {
   Property p{.id = info.id,
              .statement = std::move(info.statement),
              .doc = "docs/properties/" + info.id + ".md",
-             .source = source_path(where.file_name()),
+             .source = source_path(caller),
              .family = info.family,
              .op = info.op,
              .dtypes = std::move(info.dtypes),
