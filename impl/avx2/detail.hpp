@@ -19,7 +19,6 @@ using simd::Frequencies;
 using simd::kKeyBlock;
 using simd::kQueryBlock;
 using simd::kt_stride;
-using simd::padded4;
 using simd::padded8;
 using simd::rope_lanes;
 using simd::rope_scratch_doubles;

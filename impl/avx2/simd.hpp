@@ -45,7 +45,7 @@ inline __m128i bf16_round4(__m128 v) {
 
 constexpr int kRoundNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
-/// Loads and stores of 8 (as __m256) or 4 (as __m128) elements, unaligned, and of one.
+/// Loads and stores of 8 elements (as __m256), stores of 4 (as __m128), unaligned, and of one.
 template <Storage S>
 struct Io;
 
@@ -54,7 +54,6 @@ struct Io<Storage::f32> {
   using T = float;
   static __m256 load(const T* p) { return _mm256_loadu_ps(p); }
   static void store(T* p, __m256 v) { _mm256_storeu_ps(p, v); }
-  static __m128 load4(const T* p) { return _mm_loadu_ps(p); }
   static void store4(T* p, __m128 v) { _mm_storeu_ps(p, v); }
   static float get(const T* p) { return *p; }
   static void put(T* p, float v) { *p = v; }
@@ -71,10 +70,6 @@ struct Io<Storage::bf16> {
     const __m256i r = bf16_round8(v);  // values < 2^16: the signed-saturating pack keeps them
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0b1000);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
-  }
-  static __m128 load4(const T* p) {
-    const __m128i w = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
-    return _mm_castsi128_ps(_mm_slli_epi32(w, 16));
   }
   static void store4(T* p, __m128 v) {
     const __m128i r = bf16_round4(v);
@@ -101,7 +96,6 @@ struct Io<Storage::f16> {
   static void store(T* p, __m256 v) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, kRoundNearest));
   }
-  static __m128 load4(const T* p) { return _mm_cvtph_ps(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
   static void store4(T* p, __m128 v) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_cvtps_ph(v, kRoundNearest));
   }
@@ -163,7 +157,11 @@ struct Avx2 {
 
   // ---- tuning (impl/simd/rope_body.hpp, attention_body.hpp say what each does) ----
   static constexpr std::size_t kChains = 1;  ///< attention: 16 registers hold one chain of chunks
-  static constexpr int kHeadsPerPass = 4;    ///< RoPE's last token: 4 heads of 128 floats span 2 KiB
+  /// RoPE's last token (a decode step's only one): a block's coefficients, loaded once, serve this
+  /// many heads (the decode step took 0.9x the time of one head a pass, Zen 5). Four heads of 128
+  /// floats span 2 KiB, so a store to one head and a load from another never sit 4 KiB apart,
+  /// where they would alias in the store buffer (eight did).
+  static constexpr int kHeadsPerPass = 4;
   static constexpr bool kPrefetchNarrow = false;
   /// RoPE's tails (pairs past the last whole vector) in double, rounded once; partial vectors are
   /// built through memory here (no masked loads of 16-bit lanes before AVX-512).

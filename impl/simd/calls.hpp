@@ -19,7 +19,6 @@ struct Frequencies {
   std::size_t count = 0;  ///< real entries (before padding)
 };
 
-inline std::size_t padded4(std::size_t n) { return (n + 3) / 4 * 4; }
 inline std::size_t padded8(std::size_t n) { return (n + 7) / 8 * 8; }
 
 struct SinusoidalCall {
@@ -33,7 +32,7 @@ struct SinusoidalCall {
   bool add = false;           ///< x += PE instead of out = PE
   double* scratch = nullptr;  ///< sinusoidal_scratch_doubles(frequencies)
 };
-/// Large enough for both kernel sets (AVX2 lays its rows out by padded4, AVX-512 by padded8).
+/// Large enough for both kernel sets (AVX2 lays its rows out by 4 doubles, AVX-512 by 8).
 inline std::size_t sinusoidal_scratch_doubles(std::size_t frequencies) { return 34 * padded8(frequencies); }
 
 struct RopeTensor {

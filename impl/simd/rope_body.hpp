@@ -259,9 +259,9 @@ void tail_in_double(const Pass<V, S> pass, std::size_t P, std::size_t i, const C
 
 /// Rotates the pass's heads: whole blocks of W lanes, then the rest in one masked block or, where
 /// V has no masked 16-bit loads (V::kMaskedTails), pair by pair in double. The pass and k come by
-/// value and the layout is decided outside the loop, so the loop keeps them all in registers (a
-/// store to x could alias a Coefficients reached through a reference, which made the compiler
-/// reload its members, and a layout test per block spilled the pass: 10-20% on AVX2).
+/// value and the layout is decided outside the loop, so the loop keeps them in registers (a store
+/// to x could alias a Coefficients reached through a reference, which made the compiler reload its
+/// members; a layout test inside the block loop reloaded the pass from the stack each block).
 template <class V, Storage S, bool Interleaved, bool Prefetch>
 void rotate_layout(const Pass<V, S> pass, std::size_t P, const Coefficients<V> k) {
   const std::size_t lanes = Interleaved ? 2 * P : P;
