@@ -6,13 +6,18 @@
 // it meets per dtype first, and every law is judged under that one. Its RoPE and sinusoid are
 // then profiled per octave of position (cli/plugin_profile.cpp).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "cli/contract_run.hpp"
 #include "cli/plugin_profile.hpp"
 #include "plugin/plugin_host.hpp"
+#include "properties/registry.hpp"
 
 namespace pecheck::cli {
 
@@ -27,12 +32,15 @@ void check_contract_applies(const std::optional<tol::Contract>& asked, const std
   for (const Property* p : properties)
     for (DType dt : dtypes)
       if (governs(*asked, p->op) && p->applies(dt) && !skip(*p, dt)) return;
+  // The operations it does govern, from the same rule the ladder climbs by (governs()).
+  std::vector<std::string_view> governed;
+  for (const Property& p : property_registry())
+    if (governs(*asked, p.op) && std::find(governed.begin(), governed.end(), op_name(p.op)) == governed.end())
+      governed.push_back(op_name(p.op));
   throw UsageError(fmt::format(
-      "--contract {}: none of the properties selected on plugin {} is governed by it ({}), so it "
+      "--contract {}: none of the properties selected on plugin {} is governed by it (it governs {}), so it "
       "would judge nothing",
-      name, plugin,
-      *asked == tol::Contract::rounded_p ? "rounded-p governs attention only"
-                                         : "it governs RoPE, M-RoPE, 2-D RoPE, the sinusoid and attention"));
+      name, plugin, fmt::join(governed, ", ")));
 }
 
 }  // namespace
