@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
+#include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/t5_dump.hpp"
 #include "tensorfiles/array.hpp"
@@ -64,7 +65,7 @@ nlohmann::json reading_json(const RuleReading& r) {
 Measurement no_fit(const std::string& property, const Dump& d, const FitError& e) {
   Measurement m;
   m.property = property;
-  m.bound_u = d.kind == Kind::rope ? tol::rope_pair(d.dtype) : tol::sinusoidal_entry(d.dtype);
+  m.bound_u = d.kind == Kind::sinusoidal ? tol::sinusoidal_entry(d.dtype) : tol::rope_pair(d.dtype);
   m.bound_text = fmt::format("{:.4g} u", m.bound_u);
   m.max_u = m.max_ratio = std::numeric_limits<double>::infinity();
   m.where = e.what();
@@ -74,6 +75,8 @@ Measurement no_fit(const std::string& property, const Dump& d, const FitError& e
 
 std::string shape_text(const Dump& d) {
   if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
+  if (d.kind == Kind::mrope)
+    return fmt::format("M-RoPE, {} tokens x {} heads x {}, positions on 3 axes", d.tokens(), d.heads, d.width);
   if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
   if (d.kind == Kind::t5)
     return fmt::format("T5 bias, {} heads x {} x {}, {} buckets", d.heads, d.tokens(), d.tokens(), d.max_len);
@@ -121,6 +124,17 @@ Checked check_dump(Dump d, tol::Contract contract) {
                                    layout_name(pairing.layout), pairing.rotary_dim);
         c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
       }
+    }
+  } else if (d.kind == Kind::mrope) {
+    try {
+      const MropeFit f = fit_mrope(d);
+      c.convention = f.text;
+      c.measurements = {mrope_agreement(d, f, contract), rope_norms(d, f.rope, contract)};
+    } catch (const FitError& e) {  // a finding: measured as far as it can be without a convention
+      const RopeSpec pairing = fit_rope_pairing(d);
+      c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
+                                 layout_name(pairing.layout), pairing.rotary_dim);
+      c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
     }
   } else if (d.kind == Kind::alibi) {
     const std::vector<double> slopes = read_alibi_slopes(d);

@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "reference/alibi.hpp"
+#include "reference/mrope.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
 #include "reference/sinusoidal.hpp"
@@ -198,6 +199,83 @@ int golden(const GoldenOptions& g) {
     arrays["x"] = "x.npy";
     arrays["y"] = "y.npy";
     describe = s.describe();
+  } else if (g.family == "mrope") {
+    // Qwen2-VL's positions (its get_rope_index): the text tokens at --positions on every axis, then
+    // one image of grid HxW at s = max + 1, patch (i, j) at (s, s + i, s + j).
+    MropeSpec s{.head_dim = g.dim};
+    const std::string layout = take("layout", "half_split");
+    if (layout != "interleaved" && layout != "half_split")
+      throw UsageError(fmt::format("--convention: layout must be interleaved or half_split, got '{}'", layout));
+    s.layout = layout == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
+    const int rotary_dim = static_cast<int>(number("rotary_dim", take("rotary_dim", std::to_string(g.dim).c_str())));
+    s.head_dim = rotary_dim;
+    s.base = number("base", take("base", "1000000"));
+    s.assignment = number("interleaved", take("interleaved", "0")) != 0 ? MropeAssignment::interleaved
+                                                                        : MropeAssignment::sectioned;
+    int s0 = 0, s1 = 0, s2 = 0, rows = 0, cols = 0, used = 0;
+    const std::string section = take("mrope_section", "");
+    if (!section.empty() && !(std::sscanf(section.c_str(), "%d/%d/%d%n", &s0, &s1, &s2, &used) == 3 &&
+                              used == static_cast<int>(section.size())))
+      throw UsageError(fmt::format("--convention: mrope_section must be T/H/W, got '{}'", section));
+    if (section.empty()) {  // Qwen2-VL's proportions: a quarter temporal, the rest shared
+      s2 = s1 = (rotary_dim / 2 - rotary_dim / 8) / 2;
+      s0 = rotary_dim / 2 - s1 - s2;
+    }
+    s.mrope_section = {s0, s1, s2};
+    const std::string grid = take("grid", "4x6");
+    if (!(std::sscanf(grid.c_str(), "%dx%d%n", &rows, &cols, &used) == 2 && used == static_cast<int>(grid.size())) ||
+        rows < 0 || cols < 0 || rows > 1024 || cols > 1024)
+      throw UsageError(fmt::format("--convention: grid must be RxC (0 to 1024 each), got '{}'", grid));
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for mrope", kv.begin()->first));
+    if (g.heads < 1) throw UsageError(fmt::format("--heads must be >= 1, got {}", g.heads));
+    if (rotary_dim > g.dim || rotary_dim % 2 != 0)
+      throw UsageError(fmt::format("--convention: rotary_dim {} must be even and at most --dim {}", rotary_dim, g.dim));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::array<std::vector<std::int64_t>, 3> axes{positions, positions, positions};
+    const std::int64_t start = *std::max_element(positions.begin(), positions.end()) + 1;
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        if (start + std::max(i, j) >= (1ll << 24)) throw UsageError("--positions: the image grid passes 2^24");
+        axes[0].push_back(start), axes[1].push_back(start + i), axes[2].push_back(start + j);
+      }
+    const std::int64_t tokens = static_cast<std::int64_t>(axes[0].size());
+    const std::size_t hd = static_cast<std::size_t>(g.dim), rot = static_cast<std::size_t>(rotary_dim);
+    const std::size_t count = static_cast<std::size_t>(tokens) * static_cast<std::size_t>(g.heads) * hd;
+    std::mt19937_64 rng(g.seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    std::vector<double> x(count), y(count), y_exact(count);
+    for (double& v : x) v = round_to(dt, uniform(rng));
+    std::vector<Real> head(rot);
+    for (std::size_t base = 0; base < count; base += hd) {
+      const std::size_t t = base / hd / static_cast<std::size_t>(g.heads);
+      for (std::size_t k = 0; k < rot; ++k) head[k] = Real(x[base + k]);
+      const std::int64_t pt = axes[0][t], ph = axes[1][t], pw = axes[2][t];
+      ref::mrope_apply<Real>(s, 1, {&pt, 1}, {&ph, 1}, {&pw, 1}, head);
+      for (std::size_t k = 0; k < hd; ++k) {
+        y_exact[base + k] = k < rot ? ref::to_double(head[k]) : x[base + k];
+        y[base + k] = round_to(dt, y_exact[base + k]);
+      }
+    }
+    files.front().shape = {3, tokens};
+    files.front().ints.clear();
+    for (const auto& a : axes) files.front().ints.insert(files.front().ints.end(), a.begin(), a.end());
+    const std::vector<std::int64_t> shape{tokens, g.heads, g.dim};
+    files.push_back(array("x", storage(dt), shape, x));
+    files.push_back(array("x_f64", tensorfiles::ElementType::f64, shape, x));
+    files.push_back(array("y", storage(dt), shape, y));
+    files.push_back(array("y_f64", tensorfiles::ElementType::f64, shape, y_exact));
+    arrays["x"] = "x.npy";
+    arrays["y"] = "y.npy";
+    convention = {{"layout", layout_name(s.layout)},
+                  {"rotary_dim", rotary_dim},
+                  {"rope_theta", s.base},
+                  {"mrope_section", s.mrope_section},
+                  {"mrope_interleaved", s.assignment == MropeAssignment::interleaved}};
+    describe = s.describe();
   } else if (g.family == "sinusoidal") {
     SinusoidalSpec s{.d_model = g.dim};
     const std::string layout = take("layout", "interleaved");
@@ -270,7 +348,7 @@ int golden(const GoldenOptions& g) {
     convention = {{"bidirectional", s.bidirectional}, {"max_distance", s.max_distance}};
     describe = s.describe();
   } else {
-    throw UsageError(fmt::format("--family must be rope, sinusoidal, alibi or t5, got '{}'", g.family));
+    throw UsageError(fmt::format("--family must be rope, mrope, sinusoidal, alibi or t5, got '{}'", g.family));
   }
   // Written into a sibling directory, then renamed into place: nothing is half-written.
   std::error_code ec;

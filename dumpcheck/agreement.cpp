@@ -31,7 +31,27 @@ std::string ContractReading::text() const {
   return t + "; exact at every position present";
 }
 
+std::vector<double> rope_exact(const Dump& d, const RopeSpec& s, std::span<const std::int64_t> positions) {
+  const std::size_t D = static_cast<std::size_t>(d.width), H = static_cast<std::size_t>(d.heads);
+  std::vector<double> exact(d.x.size());
+  std::vector<Real> head(D);
+  for (std::size_t t = 0; t < d.tokens(); ++t)
+    for (std::size_t h = 0; h < H; ++h) {
+      const std::size_t base = (t * H + h) * D;
+      for (std::size_t k = 0; k < D; ++k) head[k] = Real(d.x[base + k]);
+      ref::rope_rotate<Real>(s, positions[t], head);
+      for (std::size_t k = 0; k < D; ++k) exact[base + k] = ref::to_double(head[k]);
+    }
+  return exact;
+}
+
 Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::Contract judged) {
+  return rotation_agreement(
+      d, s, rope_exact(d, s, d.positions), [&](std::size_t token, int) { return d.positions[token]; }, judged);
+}
+
+Measurement rotation_agreement(const Dump& d, const RopeSpec& s, std::span<const double> exact,
+                               const PairPosition& position_of, tol::Contract judged) {
   using tol::Contract;
   const std::size_t D = static_cast<std::size_t>(d.width), H = static_cast<std::size_t>(d.heads);
   const std::string contract = std::string(tol::contract_name(judged));
@@ -44,22 +64,22 @@ Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::Contract judge
     weakest = std::max(weakest, contract_index);
     if (contract_index > 0 && (!exact_to || pos < *exact_to)) exact_to = pos;
   };
-  std::vector<double> exact(d.x.size());
-  std::vector<Real> head(D);
+  // Each token counts once in every octave where one of its pairs was turned (M-RoPE's axes differ).
   for (std::size_t t = 0; t < d.tokens(); ++t) {
-    rec.count_token(d.positions[t]);
-    for (std::size_t h = 0; h < H; ++h) {
-      const std::size_t base = (t * H + h) * D;
-      for (std::size_t k = 0; k < D; ++k) head[k] = Real(d.x[base + k]);
-      ref::rope_rotate<Real>(s, d.positions[t], head);
-      for (std::size_t k = 0; k < D; ++k) exact[base + k] = ref::to_double(head[k]);
+    std::vector<int> octaves;
+    for (int p = 0; p < std::max(1, s.rotary_dim / 2); ++p) {
+      const int o = measure::octave_of(position_of(t, p));
+      if (std::find(octaves.begin(), octaves.end(), o) == octaves.end()) {
+        octaves.push_back(o);
+        rec.count_token(position_of(t, p));
+      }
     }
   }
   // The catalogue's measurement (harness/rope_measure.hpp), pass-through rule included.
   measure::rope_errors(
       s, d.heads, d.dtype, d.x, d.y, exact, s.magnitude(),
       [&](const measure::PairError& e) {
-        const std::int64_t pos = d.positions[e.token];
+        const std::int64_t pos = position_of(e.token, e.pair);
         const std::size_t a = (e.token * H + e.head) * D + static_cast<std::size_t>(e.i);
         const std::size_t b = (e.token * H + e.head) * D + static_cast<std::size_t>(e.j);
         int index = 3;

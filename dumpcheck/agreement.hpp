@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,14 @@ struct Measurement {
 };
 
 Measurement rope_agreement(const Dump& d, const RopeSpec& s, tol::Contract judged = tol::Contract::exact);
+/// The reference output of RoPE s for the dump's inputs, token t turned to positions[t].
+std::vector<double> rope_exact(const Dump& d, const RopeSpec& s, std::span<const std::int64_t> positions);
+/// The position that turned rotated pair `pair` of token `token` (M-RoPE: its axis's).
+using PairPosition = std::function<std::int64_t(std::size_t token, int pair)>;
+/// rope_agreement against a given exact output, each pair judged at the position that turned it
+/// (contract bounds, octaves and the contracts met): what RoPE and M-RoPE dumps share.
+Measurement rotation_agreement(const Dump& d, const RopeSpec& s, std::span<const double> exact,
+                               const PairPosition& position_of, tol::Contract judged);
 /// Norms move only by the trig and the arithmetic, never by the angle: exact, else dtype-trig.
 Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::Contract judged = tol::Contract::exact);
 Measurement sinusoidal_agreement(const Dump& d, const SinusoidalSpec& s);

@@ -26,35 +26,6 @@ constexpr double kMaxResidual = 1e-2;
 /// past 3e-3 (round values of 2 significant digits are at least 1e-2 apart).
 constexpr double kMinSnap = 1e-4, kMaxSnap = 3e-3;
 
-/// One pair's angle at each distinct position, from the (token, head) where the pair is largest.
-using Angles = std::map<std::int64_t, double>;
-
-/// Frequency of a pair from its angles: unwrapped over increasing positions, starting at a
-/// position small enough (pos * 1 < pi) that the first angle cannot have wrapped. Up to
-/// kFitPositions every angle refines it; past there only while each new angle lies within
-/// kFollow radians of the prediction, so that a correct encoder's far positions sharpen the fit
-/// and an encoder whose angles drift (bf16 positions) does not bend it. Returns the frequency
-/// and the position it was last refined at (its precision), or nothing.
-std::optional<std::pair<double, std::int64_t>> unwrap(const Angles& angles) {
-  std::optional<double> w;
-  std::int64_t last = 0;
-  for (const auto& [pos, theta] : angles) {
-    if (pos <= 0) continue;
-    if (!w) {
-      if (pos >= 3) return std::nullopt;  // the first angle may have wrapped already
-      w = theta / double(pos);
-    } else {
-      const double predicted = *w * double(pos);
-      const double k = std::round((predicted - theta) / (2 * kPi));
-      if (pos > kFitPositions && std::fabs(theta + 2 * kPi * k - predicted) > kFollow) break;
-      w = (theta + 2 * kPi * k) / double(pos);
-    }
-    last = pos;
-  }
-  if (!w) return std::nullopt;
-  return std::pair{*w, last};
-}
-
 /// ln w = intercept + slope t, with the standard errors the data's rounding allows.
 struct Line {
   double slope, intercept;
@@ -143,6 +114,29 @@ double off_round(double fitted, double relative_error) {
 
 double snap(double fitted, double relative_error) {
   return std::isfinite(off_round(fitted, relative_error)) ? round_value(fitted) : fitted;
+}
+
+// Up to kFitPositions every angle refines the frequency; past there only while each new angle lies
+// within kFollow radians of the prediction, so that a correct encoder's far positions sharpen the
+// fit and an encoder whose angles drift (bf16 positions) does not bend it.
+std::optional<std::pair<double, std::int64_t>> unwrap(const Angles& angles) {
+  std::optional<double> w;
+  std::int64_t last = 0;
+  for (const auto& [pos, theta] : angles) {
+    if (pos <= 0) continue;
+    if (!w) {
+      if (pos >= 3) return std::nullopt;  // the first angle may have wrapped already
+      w = theta / double(pos);
+    } else {
+      const double predicted = *w * double(pos);
+      const double k = std::round((predicted - theta) / (2 * kPi));
+      if (pos > kFitPositions && std::fabs(theta + 2 * kPi * k - predicted) > kFollow) break;
+      w = (theta + 2 * kPi * k) / double(pos);
+    }
+    last = pos;
+  }
+  if (!w) return std::nullopt;
+  return std::pair{*w, last};
 }
 
 RopeSpec fit_rope_pairing(const Dump& d) {

@@ -4,6 +4,8 @@
 // as stated.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -33,6 +35,14 @@ struct FitError : std::runtime_error {
   FitError(const std::string& what, RuleReading r) : std::runtime_error(what), reading(std::move(r)) {}
   std::optional<RuleReading> reading;  ///< RoPE: every rule tried, when the pairs were measured
 };
+
+/// One pair's angle at each distinct position, from the (token, head) where the pair is largest.
+using Angles = std::map<std::int64_t, double>;
+
+/// Frequency of a pair from its angles: unwrapped over increasing positions, starting at a
+/// position small enough (pos * 1 < pi) that the first angle cannot have wrapped. Returns the
+/// frequency and the position it was last refined at (its precision), or nothing.
+std::optional<std::pair<double, std::int64_t>> unwrap(const Angles& angles);
 
 /// RoPE's rotary_dim (the dims past it come out bitwise unchanged) and layout (the pairing that
 /// keeps each pair's norm), stated or fitted; base 10000 and no scaling until fit_rope.

@@ -12,6 +12,7 @@
 
 #include "dumpcheck/alibi_dump.hpp"
 #include "dumpcheck/dump_read.hpp"
+#include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/t5_dump.hpp"
 #include "tensorfiles/npy.hpp"
@@ -84,12 +85,29 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   d.width = static_cast<int>(dims[3]);
   require_finite(d.x, xa.name);
   const tensorfiles::Array pa = r.read("positions", field<std::string>(arrays, "positions", where));
-  // positions (n) are shared by the batch; (b, n) gives each sequence its own.
-  const bool shared = pa.shape.size() == 1;
-  const auto p = positions_of(pa, static_cast<std::size_t>(shared ? n : batch * n));
-  for (std::int64_t b = 0; b < batch; ++b)
-    for (std::int64_t t = 0; t < n; ++t) d.positions.push_back(p[static_cast<std::size_t>(shared ? t : b * n + t)]);
-  if (m.contains("convention")) d.rope = read_rope_convention(m.at("convention"), d.width, where + ": convention");
+  // positions (n) are shared by the batch; (b, n) gives each sequence its own. M-RoPE's are HF's
+  // position_ids, one such stream per axis: (3, n) or (3, b, n).
+  const bool mrope = d.kind == Kind::mrope;
+  const std::size_t streams = mrope ? 3 : 1, rank = pa.shape.size() - (mrope ? 1 : 0);
+  if (mrope && (pa.shape.size() < 2 || pa.shape.front() != 3))
+    throw FormatError(fmt::format("{}: M-RoPE positions must be (3, n) or (3, batch, n), HF's position_ids", pa.name));
+  const bool shared = rank == 1;
+  const std::size_t per_stream = static_cast<std::size_t>(shared ? n : batch * n);
+  const auto p = positions_of(pa, streams * per_stream);
+  for (std::size_t a = 0; a < streams; ++a) {
+    std::vector<std::int64_t>& out = mrope ? d.axes[a] : d.positions;
+    for (std::int64_t b = 0; b < batch; ++b)
+      for (std::int64_t t = 0; t < n; ++t)
+        out.push_back(p[a * per_stream + static_cast<std::size_t>(shared ? t : b * n + t)]);
+  }
+  if (mrope) d.positions = d.axes[kMropeTemporal];
+  if (m.contains("convention")) {
+    const std::string at = where + ": convention";
+    if (mrope)
+      read_mrope_convention(m.at("convention"), d, at);
+    else
+      d.rope = read_rope_convention(m.at("convention"), d.width, at);
+  }
   require_representable(d.x, d.dtype, xa.name);
   require_representable(d.y, d.dtype, ya.name);
 }
@@ -218,9 +236,13 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "t5") {
     d.kind = Kind::t5;
     load_t5(m, reader, d);
+  } else if (family == "mrope") {
+    d.kind = Kind::mrope;
+    load_rope(m, reader, d);
   } else {
-    throw FormatError(fmt::format(
-        "{}: family '{}' cannot be validated from a dump yet (rope, sinusoidal, learned, alibi, t5)", where, family));
+    throw FormatError(
+        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, mrope, sinusoidal, learned, alibi, t5)",
+                    where, family));
   }
   if (m.contains("ftz")) {
     if (!m.at("ftz").is_boolean()) throw FormatError(fmt::format("{}: \"ftz\" must be true or false", where));

@@ -3,6 +3,7 @@
 // convention. Anything malformed is a tensorfiles::FormatError (one line, exit status 2).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,10 +11,11 @@
 
 #include "spec/conventions.hpp"
 #include "spec/dtype.hpp"
+#include "spec/mrope.hpp"
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal, learned, alibi, t5 };
+enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -40,22 +42,32 @@ struct StatedSinusoidal {
   std::optional<double> base;
 };
 
+/// What an M-RoPE manifest states beyond StatedRope's layout, rotary_dim and base: HF's
+/// mrope_section and mrope_interleaved (Qwen3-VL's round-robin); each fitted when absent.
+struct StatedMrope {
+  std::optional<std::array<int, 3>> section;
+  std::optional<MropeAssignment> assignment;
+};
+
 struct Dump {
   std::string dir, encoder;
   Kind kind = Kind::rope;
   DType dtype = DType::f32;
-  std::vector<std::int64_t> positions;  ///< one per token
-  int heads = 1;                        ///< RoPE: heads per token
-  int width = 0;                        ///< RoPE head_dim, or d_model
-  std::vector<double> x;                ///< RoPE input (tokens, heads, head_dim); learned (tokens, d_model)
-  std::vector<double> y;                ///< the output, same shape; or the sinusoid's table (tokens, d_model)
-  std::vector<double> table;            ///< learned: the embedding table (max_len, d_model)
-  int max_len = 0;                      ///< learned: the table's rows
+  std::vector<std::int64_t> positions;  ///< one per token (M-RoPE: the temporal stream)
+  /// M-RoPE: the temporal, height and width positions of every token (HF's position_ids (3, n)).
+  std::array<std::vector<std::int64_t>, 3> axes;
+  int heads = 1;              ///< RoPE: heads per token
+  int width = 0;              ///< RoPE head_dim, or d_model
+  std::vector<double> x;      ///< (M-)RoPE input (tokens, heads, head_dim); learned (tokens, d_model)
+  std::vector<double> y;      ///< the output, same shape; or the sinusoid's table (tokens, d_model)
+  std::vector<double> table;  ///< learned: the embedding table (max_len, d_model)
+  int max_len = 0;            ///< learned: the table's rows
   /// learned: what the encoder did when asked for a position at or past max_len, as the dump's
   /// maker recorded it: refused (an error, with its message) or not.
   std::optional<bool> refused_past_table;
   std::string refusal;
-  StatedRope rope;
+  StatedRope rope;  ///< RoPE and M-RoPE
+  StatedMrope mrope;
   StatedSinusoidal sinusoidal;
   /// The manifest's "ftz": true: the encoder ran where subnormals are flushed to zero (XLA on CPU,
   /// CUDA or Triton built with fast math), a platform convention. Every input below FLT_MIN is read
