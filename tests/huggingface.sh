@@ -5,8 +5,9 @@
 # read each as expected.json says (RoPE: the rule, the base within 1e-6, the factor, Llama 3's
 # frequency factors, the attention factor the module applies, which LongRoPE list the call used,
 # the fp32-angles contract; ALiBi: the paper's slopes; sinusoids: layout, frequencies, base,
-# M2M100's padding row; T5: the bucketing). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on
-# the current stack, 4.49 on the legacy one). Skipped (exit 77) when no such python was found.
+# M2M100's padding row; T5: the bucketing; M-RoPE: Qwen2-VL's sections and, on 5.x, Qwen3-VL's
+# round-robin). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on the current stack, 4.49 on
+# the legacy one). Skipped (exit 77) when no such python was found.
 #
 # Dumps whose reading waits on pecheck are named in WAITING below with the reason: each is an
 # expected failure, printed as XFAIL; one that reads as expected fails the test (XPASS), so that
@@ -31,7 +32,7 @@ grep -E "^dump|convention:" "$tmp/out"
 # Judged by the fp32-angles contract, every RoPE passes; a wrong base stated for one fails every contract.
 mkdir "$tmp/ropes"
 for d in "$tmp"/dumps/*/; do
-  grep -q '"family": "rope"' "$d/manifest.json" && cp -r "$d" "$tmp/ropes/"
+  grep -qE '"family": "m?rope"' "$d/manifest.json" && cp -r "$d" "$tmp/ropes/"
 done
 "$PECHECK" validate --dump "$tmp/ropes" --quiet --contract fp32-angles --json "$tmp/fp32.json" >"$tmp/fp32.out" 2>&1 || true
 
@@ -92,7 +93,16 @@ def check_rope(dump, want):
 
 def check_other(dump, want):
     check(dump not in unread, dump, f"not read: {unread.get(dump)}")
-    if family(want) == "alibi":  # BLOOM's slopes are the paper's, 12 heads (not a power of two) included
+    if family(want) == "mrope":  # the section read from the data (named, if bf16 leaves it ambiguous), fp32 angles met
+        row = by[(dump, "mrope.agrees_with_reference")]
+        check(want["convention"] in row["convention"] and want["base"] in row["convention"], dump, row["convention"])
+        check(row["contract"]["met"] in ("dtype-trig", "fp32-angles"), dump, row["contract"])
+        if dump.endswith("f32"):
+            check("ambiguous" not in row["convention"] and row["contract"]["met"] == "fp32-angles", dump, row)
+        for prop in ("mrope.agrees_with_reference", "rope.orthogonal"):
+            r = fp32_by.get((dump, prop))
+            check(r is not None and r["verdict"] == "pass", dump, f"{prop} under --contract fp32-angles: {r}")
+    elif family(want) == "alibi":  # BLOOM's slopes are the paper's, 12 heads (not a power of two) included
         for prop in ("alibi.slopes", "alibi.agrees_with_reference"):
             check(by[(dump, prop)]["verdict"] == "pass", dump, by[(dump, prop)])
     elif family(want) == "t5":  # bidirectional for the encoder, causal for the decoder, every entry a gather
@@ -125,7 +135,7 @@ print("\n".join(failures))
 ropes = sum(family(w) == "rope" for w in expected.values())
 print(f"huggingface (transformers {made['transformers']}): {ropes - len(xfails)} of {ropes} transformers RoPEs read "
       f"as expected, each meeting the fp32-angles contract, {len(xfails)} waiting (XFAIL); "
-      f"{len(expected) - ropes} ALiBi, sinusoid and T5 dumps as expected")
+      f"{len(expected) - ropes} ALiBi, sinusoid, T5 and M-RoPE dumps as expected")
 sys.exit(1 if failures else 0)
 PY
 

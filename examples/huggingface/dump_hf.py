@@ -2,7 +2,8 @@
 """Runs transformers' own positional encoders and writes one dump per case for `pecheck validate
 --dump`, with no convention stated: pecheck must read the convention from the data. RoPE for
 every rope_type this transformers ships (its ROPE_INIT_FUNCTIONS, plus default), on generated
-queries; BLOOM's ALiBi; the sinusoid tables of Marian, XLM and M2M100; T5's relative bias.
+queries; BLOOM's ALiBi; the sinusoid tables of Marian, XLM and M2M100; T5's relative bias;
+Qwen2-VL's M-RoPE (and Qwen3-VL's, on 5.x) over a prompt with an image.
 
     py=$(scripts/py-venv)      # transformers 5 (torch 2); or scripts/hf-venv: 4.49.0 (torch 1.13)
     "$py" examples/huggingface/dump_hf.py OUT
@@ -205,6 +206,63 @@ def t5(out, decoder):
                                                  "max_distance 128"}}
 
 
+def qwen_vl_positions():
+    """position_ids (3, 1, n) as Qwen2-VL's get_rope_index lays out a prompt: 64 text tokens, an
+    image of 8 x 12 (merged) patches at s = 64, patch (i, j) at (s, s + i, s + j), then text again
+    from s + 12 on, sparser out to 32767 (far enough for the fp32-angles story)."""
+    text = list(range(64))
+    image = [(64, 64 + i, 64 + j) for i in range(8) for j in range(12)]
+    after = list(range(76, 32768, 97))
+    axes = [text + [p[a] for p in image] + after for a in range(3)]
+    return torch.tensor(axes, dtype=torch.int64).unsqueeze(1)
+
+
+def mrope(out, model, dtype, expected):
+    """Qwen2-VL's and (on transformers 5) Qwen3-VL's text rotary module on generated queries, head_dim
+    128: 5.x composes the sections into cos and sin (recomposition_frequencies) and applies them with
+    apply_rotary_pos_emb; 4.49 applies them with apply_multimodal_rotary_pos_emb."""
+    qwen3 = model == "qwen3-vl"
+    section, theta = ([24, 20, 20], 5e6) if qwen3 else ([16, 24, 24], 1e6)
+    if qwen3:
+        from transformers.models.qwen3_vl import modeling_qwen3_vl as m
+        from transformers.models.qwen3_vl.configuration_qwen3_vl import Qwen3VLTextConfig as Config
+        rotary = m.Qwen3VLTextRotaryEmbedding
+    else:
+        from transformers.models.qwen2_vl import modeling_qwen2_vl as m
+        rotary = m.Qwen2VLRotaryEmbedding
+        if V5:
+            from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLTextConfig as Config
+        else:
+            from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLConfig as Config
+    params = {"rope_type": "default", "rope_theta": theta, "mrope_section": section}
+    if qwen3:
+        params["mrope_interleaved"] = True
+    config = (Config(hidden_size=1024, num_attention_heads=8, rope_parameters=params) if V5 else
+              Config(hidden_size=1024, num_attention_heads=8, rope_theta=theta,
+                     rope_scaling={"type": "mrope", "mrope_section": section}))
+    positions = qwen_vl_positions()
+    torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
+    x = torch.randn(1, 4, positions.shape[-1], 128).to(torch_dtype)
+    with torch.no_grad():
+        cos, sin = rotary(config)(x, positions)
+        y = (m.apply_rotary_pos_emb(x, x, cos, sin)[0] if V5 else
+             m.apply_multimodal_rotary_pos_emb(x, x, cos, sin, section)[0])
+    name = f"{model}-{dtype}"
+    module = type(rotary(config)).__name__
+    dump_io.write(out, name, {"encoder": f"HF {module} ({dtype})", "family": "mrope", "dtype": dtype, "axes": "bhnd"},
+                  {"x": x, "y": y, "positions": positions.numpy()})
+    return {name: dict(expected, family="mrope")}
+
+
+def mropes(out):
+    cases = {}
+    for dtype in ("f32", "bf16"):
+        cases |= mrope(out, "qwen2-vl", dtype, {"convention": "sectioned [16, 24, 24]", "base": "base 1000000"})
+        if V5:  # Qwen3-VL arrived in transformers 4.57
+            cases |= mrope(out, "qwen3-vl", dtype, {"convention": "interleaved [24, 20, 20]", "base": "base 5000000"})
+    return cases
+
+
 def main(out):
     expected = ropes(out)
     for heads in (12, 16):
@@ -212,6 +270,7 @@ def main(out):
     expected |= bloom_alibi(out, 12, "f32")
     expected |= sinusoids(out)
     expected |= t5(out, False) | t5(out, True)
+    expected |= mropes(out)
     with open(f"{out}/expected.json", "w") as f:
         json.dump({"transformers": transformers.__version__, "dumps": expected}, f, indent=2)
 
