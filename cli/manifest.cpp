@@ -9,7 +9,9 @@
 // (LongRoPE's from a top-level original_max_position_embeddings first, as Phi3Config does),
 // dynamic NTK's L0 as max_position_embeddings (which its rule reads), LongRoPE's factor as
 // max_position_embeddings / L0. The result is checked by the manifest reader itself, so a key or
-// a rule pecheck does not know is one line and exit 2 here, not later.
+// a rule pecheck does not know is one line and exit 2 here, not later. A vision-language config's
+// text_config is read when the top level has no RoPE of its own; a dict with mrope_section makes
+// an M-RoPE manifest ("family": "mrope").
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,6 +21,7 @@
 #include <optional>
 
 #include "cli/commands.hpp"
+#include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "tensorfiles/array.hpp"
 
@@ -81,6 +84,14 @@ int manifest_from_hf_config(const std::string& path, const std::optional<std::st
     throw UsageError(fmt::format("{}: not valid JSON: {}", path, what));
   }
   if (!config.is_object()) throw UsageError(fmt::format("{}: must be a JSON object", path));
+  // A vision-language model's config (transformers 5's Qwen2-VL, Qwen3-VL...) keeps the language
+  // model's RoPE in text_config.
+  if (config.contains("text_config") && config.at("text_config").is_object() &&
+      !(config.contains("rope_parameters") || config.contains("rope_scaling") || config.contains("head_dim") ||
+        config.contains("hidden_size"))) {
+    const Json text = config.at("text_config");
+    config = text;
+  }
   Json c = Json::object();
   if (const auto theta = number(config, {"rope_theta", "rotary_emb_base"})) c["rope_theta"] = *theta;
   if (const auto f = number(config, {"partial_rotary_factor", "rotary_pct"})) c["partial_rotary_factor"] = *f;
@@ -136,12 +147,22 @@ int manifest_from_hf_config(const std::string& path, const std::optional<std::st
     fill_defaults(r, config, true);
     c["rope_scaling"] = r;
   }
+  // M-RoPE: its dict carries mrope_section (Qwen2-VL's released configs, Qwen3-VL's, GLM-4.1V's).
+  bool mrope = false;
+  for (const char* key : {"rope_parameters", "rope_scaling"})
+    if (c.contains(key) && c.at(key).is_object() && c.at(key).contains("mrope_section")) mrope = true;
   try {
-    dumpcheck::read_rope_convention(c, head_dim, path);
+    if (mrope) {
+      dumpcheck::Dump d;
+      d.width = head_dim;
+      dumpcheck::read_mrope_convention(c, d, path);
+    } else {
+      dumpcheck::read_rope_convention(c, head_dim, path);
+    }
   } catch (const tensorfiles::FormatError& e) {
     throw UsageError(e.what());
   }
-  std::cout << Json{{"family", "rope"}, {"convention", c}}.dump(2) << "\n";
+  std::cout << Json{{"family", mrope ? "mrope" : "rope"}, {"convention", c}}.dump(2) << "\n";
   return 0;
 }
 

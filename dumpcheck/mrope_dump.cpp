@@ -55,6 +55,8 @@ void take_mrope_keys(Json& from, Dump& d, const std::string& where) {
     d.mrope.assignment = a;
     from.erase("mrope_interleaved");
   }
+  for (const char* type : {"type", "rope_type"})  // transformers 4's Qwen2VLConfig: "mrope" is read as "default"
+    if (from.contains(type) && from.at(type) == "mrope") from[type] = "default";
 }
 
 std::string section_text(const MropeSpec& s) {
@@ -237,8 +239,8 @@ void read_mrope_convention(const Json& convention, Dump& d, const std::string& w
     throw FormatError(fmt::format("{}: must be a JSON object, got {}", where, convention.dump()));
   Json rest = convention;
   take_mrope_keys(rest, d, where);
-  if (rest.contains("rope_parameters") && rest.at("rope_parameters").is_object())
-    take_mrope_keys(rest.at("rope_parameters"), d, where + ": rope_parameters");
+  for (const char* dict : {"rope_parameters", "rope_scaling"})
+    if (rest.contains(dict) && rest.at(dict).is_object()) take_mrope_keys(rest.at(dict), d, where + ": " + dict);
   d.rope = read_rope_convention(rest, d.width, where);
   if (d.rope.rule && *d.rope.rule != RopeScalingKind::none)
     throw FormatError(
@@ -312,8 +314,11 @@ MropeFit fit_mrope(const Dump& d) {
   f.spec = fits.named;
   const std::size_t maps = fits.maps;
   f.ambiguous = maps > 1;
-  const bool stated_section = d.mrope.section && d.mrope.assignment;
-  f.text = fmt::format("{}, {}{}, {}", pairs_text, section_text(f.spec), stated_section ? " (stated)" : "", r.text);
+  const char* said = d.mrope.section && d.mrope.assignment ? " (stated)"
+                     : d.mrope.section                     ? " (section stated)"
+                     : d.mrope.assignment                  ? " (assignment stated)"
+                                                           : "";
+  f.text = fmt::format("{}, {}{}, {}", pairs_text, section_text(f.spec), said, r.text);
   if (f.ambiguous)
     f.text += fmt::format(
         "; ambiguous: {} assignments of pairs to axes fit (the positions never tell the axes apart there), judged "

@@ -14,9 +14,10 @@
 
 namespace pecheck::dumpcheck {
 
-/// Reads the manifest's convention of family "mrope" into d.rope and d.mrope: layout,
-/// rotary_dim, base or rope_theta, mrope_section and mrope_interleaved, at the top level or in
-/// HF's rope_parameters. A scaling rule other than default is a FormatError: M-RoPE has none here.
+/// Reads the manifest's convention of family "mrope" into d.rope and d.mrope (d.width is the
+/// head_dim): layout, rotary_dim, base or rope_theta, mrope_section and mrope_interleaved, at the
+/// top level or in HF's rope_parameters or rope_scaling (whose type "mrope", transformers 4's,
+/// means default). A scaling rule other than default is a FormatError: M-RoPE has none here.
 void read_mrope_convention(const nlohmann::json& convention, Dump& d, const std::string& where);
 
 struct MropeFit {

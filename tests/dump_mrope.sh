@@ -39,6 +39,23 @@ expect 1 contradicted -- "$PECHECK" validate --dump "$tmp/contradicted"
 grep -q "they fit interleaved \[24, 20, 20\]" "$tmp/contradicted.out" ||
   { cat "$tmp/contradicted.out"; fail "contradicted: no hint of what the data fit"; }
 
+# 2b. The convention `pecheck manifest` prints from a Qwen2-VL config (4.x's rope_scaling of type
+# "mrope"; 5.x's text_config.rope_parameters) is an M-RoPE manifest the reader takes.
+echo '{"hidden_size": 1024, "num_attention_heads": 8, "rope_theta": 1e6,
+       "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}}' >"$tmp/v4.json"
+echo '{"model_type": "qwen2_vl", "text_config": {"hidden_size": 1024, "num_attention_heads": 8,
+       "rope_parameters": {"rope_type": "default", "rope_theta": 1e6, "mrope_section": [16, 24, 24]}}}' >"$tmp/v5.json"
+for v in v4 v5; do
+  expect 0 "manifest_$v" -- "$PECHECK" manifest --from-hf-config "$tmp/$v.json"
+  rm -rf "$tmp/$v"
+  cp -r "$tmp/g1" "$tmp/$v"
+  "$py" -c "import json,sys; m=json.load(open(sys.argv[1])); c=json.load(open(sys.argv[2])); assert c['family'] == 'mrope', c
+m['convention'] = c['convention']; json.dump(m, open(sys.argv[1], 'w'))" "$tmp/$v/manifest.json" "$tmp/manifest_$v.out"
+  expect 0 "stated_$v" -- "$PECHECK" validate --dump "$tmp/$v" --quiet
+  grep -qF "sectioned [16, 24, 24] (section stated), base 1000000 (stated)" "$tmp/stated_$v.out" ||
+    { cat "$tmp/stated_$v.out"; fail "stated_$v: the config's convention was not read as stated"; }
+done
+
 # 3. Malformed dumps: one line, exit 2.
 cp -r "$tmp/g1" "$tmp/bad"
 "$py" -c "import numpy as np, sys; p = sys.argv[1]; np.save(p, np.load(p)[0])" "$tmp/bad/positions.npy"
