@@ -98,6 +98,24 @@ tensorfiles::Array array(std::string name, tensorfiles::ElementType t, std::vect
   return a;
 }
 
+RopeLayout rope_layout(const std::string& layout) {
+  if (layout != "interleaved" && layout != "half_split")
+    throw UsageError(fmt::format("--convention: layout must be interleaved or half_split, got '{}'", layout));
+  return layout == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
+}
+
+/// A rotation's files (RoPE, M-RoPE): x and y in the dtype, and as float64 (y exact, rounded once).
+void add_rotation(std::vector<tensorfiles::Array>& files, nlohmann::json& arrays, DType dt,
+                  const std::vector<std::int64_t>& shape, const std::vector<double>& x, const std::vector<double>& y,
+                  const std::vector<double>& y_exact) {
+  files.push_back(array("x", storage(dt), shape, x));
+  files.push_back(array("x_f64", tensorfiles::ElementType::f64, shape, x));
+  files.push_back(array("y", storage(dt), shape, y));
+  files.push_back(array("y_f64", tensorfiles::ElementType::f64, shape, y_exact));
+  arrays["x"] = "x.npy";
+  arrays["y"] = "y.npy";
+}
+
 }  // namespace
 
 int golden(const GoldenOptions& g) {
@@ -127,10 +145,7 @@ int golden(const GoldenOptions& g) {
   std::string describe;
   if (g.family == "rope") {
     RopeSpec s{.head_dim = g.dim, .rotary_dim = g.dim};
-    const std::string layout = take("layout", "interleaved");
-    if (layout != "interleaved" && layout != "half_split")
-      throw UsageError(fmt::format("--convention: layout must be interleaved or half_split, got '{}'", layout));
-    s.layout = layout == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
+    s.layout = rope_layout(take("layout", "interleaved"));
     s.rotary_dim = static_cast<int>(number("rotary_dim", take("rotary_dim", std::to_string(g.dim).c_str())));
     s.base = number("base", take("base", "10000"));
     const double factor = number("linear", take("linear", "1"));
@@ -192,21 +207,13 @@ int golden(const GoldenOptions& g) {
       }
     }
     const std::vector<std::int64_t> shape{n, g.heads, g.dim};
-    files.push_back(array("x", storage(dt), shape, x));
-    files.push_back(array("x_f64", tensorfiles::ElementType::f64, shape, x));
-    files.push_back(array("y", storage(dt), shape, y));
-    files.push_back(array("y_f64", tensorfiles::ElementType::f64, shape, y_exact));
-    arrays["x"] = "x.npy";
-    arrays["y"] = "y.npy";
+    add_rotation(files, arrays, dt, shape, x, y, y_exact);
     describe = s.describe();
   } else if (g.family == "mrope") {
     // Qwen2-VL's positions (its get_rope_index): the text tokens at --positions on every axis, then
     // one image of grid HxW at s = max + 1, patch (i, j) at (s, s + i, s + j).
     MropeSpec s{.head_dim = g.dim};
-    const std::string layout = take("layout", "half_split");
-    if (layout != "interleaved" && layout != "half_split")
-      throw UsageError(fmt::format("--convention: layout must be interleaved or half_split, got '{}'", layout));
-    s.layout = layout == "interleaved" ? RopeLayout::interleaved : RopeLayout::half_split;
+    s.layout = rope_layout(take("layout", "half_split"));
     const int rotary_dim = static_cast<int>(number("rotary_dim", take("rotary_dim", std::to_string(g.dim).c_str())));
     s.head_dim = rotary_dim;
     s.base = number("base", take("base", "1000000"));
@@ -264,12 +271,7 @@ int golden(const GoldenOptions& g) {
     files.front().ints.clear();
     for (const auto& a : axes) files.front().ints.insert(files.front().ints.end(), a.begin(), a.end());
     const std::vector<std::int64_t> shape{tokens, g.heads, g.dim};
-    files.push_back(array("x", storage(dt), shape, x));
-    files.push_back(array("x_f64", tensorfiles::ElementType::f64, shape, x));
-    files.push_back(array("y", storage(dt), shape, y));
-    files.push_back(array("y_f64", tensorfiles::ElementType::f64, shape, y_exact));
-    arrays["x"] = "x.npy";
-    arrays["y"] = "y.npy";
+    add_rotation(files, arrays, dt, shape, x, y, y_exact);
     convention = {{"layout", layout_name(s.layout)},
                   {"rotary_dim", rotary_dim},
                   {"rope_theta", s.base},
