@@ -4,7 +4,6 @@
 #include <limits>
 #include <vector>
 
-#include "interface/shapes.hpp"
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
 #include "reference/encodings_2d.hpp"
@@ -32,51 +31,51 @@ class ReferenceDoubleEncoder final : public Encoder {
 
   void run(const SinusoidalTable& c) override {
     const auto& [s, dt, pos, out] = c;
-    shapes::sinusoidal(s, pos.size(), out.size());
+    c.check();
     const std::size_t d = static_cast<std::size_t>(s.d_model);
     for (std::size_t t = 0; t < pos.size(); ++t)
       narrow(dt, ref::sinusoidal_row<double>(s, pos[t]), out.subspan(t * d, d));
   }
   void run(const LearnedAdd& c) override {
     const auto& [s, dt, table, pos, x] = c;
-    shapes::learned(s, table.size(), pos.size(), x.size());
+    c.check();
     const auto t = widen(table), xd = widen(x);
     narrow(dt, ref::learned_add<double>(s, t, pos, xd), x);
   }
   void run(const RopeApply& c) override {
     const auto& [s, dt, heads, pos, x] = c;
-    shapes::rope(s, heads, pos.size(), x.size());
+    c.check();
     auto xd = widen(x);
     ref::rope_apply<double>(s, heads, pos, std::span<double>(xd));
     narrow(dt, xd, x);
   }
   void run(const AlibiBias& c) override {
     const auto& [s, dt, pos, out] = c;
-    shapes::alibi(s, pos.size(), out.size());
+    c.check();
     narrow(dt, ref::alibi_bias_tensor<double>(s, pos), out);
   }
   void run(const ShawScores& c) override {
     const auto& [s, dt, q, k, table, pos, out] = c;
-    shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
+    c.check();
     const auto qd = widen(q), kd = widen(k), td = widen(table);
     narrow(dt, ref::shaw_scores<double>(s, qd, kd, td, pos), out);
   }
   void run(const T5Bias& c) override {
     const auto& [s, dt, table, pos, out] = c;
-    shapes::t5(s, table.size(), pos.size(), out.size());
+    c.check();
     const auto td = widen(table);
     narrow(dt, ref::t5_bias_tensor<double>(s, td, pos), out);
   }
   void run(const Sinusoidal2dTable& c) override {
     const auto& [s, dt, rows, cols, out] = c;
-    shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+    c.check();
     const std::size_t d = static_cast<std::size_t>(s.d_model);
     for (std::size_t t = 0; t < rows.size(); ++t)
       narrow(dt, ref::sinusoidal2d_row<double>(s, rows[t], cols[t]), out.subspan(t * d, d));
   }
   void run(const Rope2dApply& c) override {
     const auto& [s, dt, heads, rows, cols, x] = c;
-    shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
+    c.check();
     auto xd = widen(x);
     ref::rope2d_apply<double>(s, heads, rows, cols, std::span<double>(xd));
     narrow(dt, xd, x);
@@ -89,7 +88,7 @@ class ReferenceDoubleEncoder final : public Encoder {
   }
   void run(const Attention& c) override {
     const auto& [s, dt, pos, q, k, v, table, out] = c;
-    shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
+    c.check();
     const auto td = widen(table);
     narrow(dt, ref::attention<double>(s, pos, {widen(q), widen(k), widen(v)}, td), out);
   }

@@ -11,7 +11,7 @@
 #include <span>
 
 #include "impl/rope_frequencies.hpp"
-#include "interface/shapes.hpp"
+#include "interface/operations.hpp"
 #include "spec/conventions.hpp"
 #include "spec/dtype.hpp"
 
@@ -21,7 +21,7 @@ namespace pecheck::baseline {
 /// YaRN's magnitude on cos and sin as in HF); pass-through dims untouched.
 inline void fp32_angle_rope(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions,
                             std::span<float> x) {
-  shapes::rope(s, heads, positions.size(), x.size());
+  RopeApply{s, dt, heads, positions, x}.check();
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(s.rotary_dim / 2);
   const double m = s.magnitude();
   for (std::size_t t = 0; t < positions.size(); ++t)

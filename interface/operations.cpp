@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "interface/encoder.hpp"
-#include "interface/shapes.hpp"
 
 namespace pecheck {
 
@@ -42,92 +41,158 @@ void require_size(std::string_view tensor, std::size_t got, std::size_t expected
     throw std::invalid_argument(fmt::format("{} has {} elements, expected {}", tensor, got, expected));
 }
 
-namespace shapes {
-void sinusoidal(const SinusoidalSpec& s, std::size_t n, std::size_t out) {
-  s.validate();
-  require_size("sinusoidal output", out, n * static_cast<std::size_t>(s.d_model));
+std::size_t TensorArg::elements() const {
+  std::size_t n = 1;
+  for (std::size_t e : shape) n *= e;
+  return n;
 }
-void learned(const LearnedSpec& s, std::size_t table, std::size_t n, std::size_t x) {
-  s.validate();
-  const std::size_t d = static_cast<std::size_t>(s.d_model);
-  require_size("learned table", table, static_cast<std::size_t>(s.max_len) * d);
-  require_size("learned input", x, n * d);
+
+std::size_t TensorArg::given() const {
+  if (holds_positions) return positions.size();
+  return role == Role::output ? result.size() : values.size();
 }
-void rope(const RopeSpec& s, int heads, std::size_t n, std::size_t x) {
-  s.validate();
-  if (heads <= 0) throw std::invalid_argument(fmt::format("RoPE needs heads > 0, got {}", heads));
-  require_size("RoPE input", x, n * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
+
+const TensorArg& tensor_named(const std::vector<TensorArg>& tensors, std::string_view name) {
+  for (const TensorArg& t : tensors)
+    if (t.name == name) return t;
+  throw std::logic_error(fmt::format("no tensor named {} in the call's declaration", name));
 }
-void alibi(const AlibiSpec& s, std::size_t n, std::size_t out) {
-  s.validate();
-  require_size("ALiBi output", out, static_cast<std::size_t>(s.heads) * n * n);
-}
-void shaw(const ShawSpec& s, std::size_t q, std::size_t k, std::size_t table, std::size_t n, std::size_t out) {
-  s.validate();
-  const std::size_t d = static_cast<std::size_t>(s.head_dim);
-  require_size("Shaw q", q, n * d);
-  require_size("Shaw k", k, n * d);
-  require_size("Shaw table", table, static_cast<std::size_t>(s.table_rows()) * d);
-  require_size("Shaw output", out, n * n);
-}
+
 namespace {
-void same_length(std::size_t rows, std::size_t cols) {
-  if (rows != cols) throw std::invalid_argument(fmt::format("2-D positions: {} rows but {} columns", rows, cols));
+
+std::size_t z(int v) { return static_cast<std::size_t>(v); }
+
+/// One position per token: n of them (a second stream of positions must match the first's length).
+TensorArg positions_arg(std::string_view name, std::span<const std::int64_t> p, std::size_t n) {
+  TensorArg t;
+  t.name = name, t.shape = {n}, t.positions = p, t.holds_positions = true;
+  return t;
 }
+TensorArg positions_arg(std::string_view name, std::span<const std::int64_t> p) {
+  return positions_arg(name, p, p.size());
+}
+TensorArg input(std::string_view name, std::span<const float> v, std::vector<std::size_t> shape) {
+  TensorArg t;
+  t.name = name, t.shape = std::move(shape), t.values = v;
+  return t;
+}
+TensorArg output(std::string_view name, std::span<float> v, std::vector<std::size_t> shape) {
+  TensorArg t;
+  t.name = name, t.role = Role::output, t.shape = std::move(shape), t.result = v;
+  return t;
+}
+TensorArg in_place(std::string_view name, std::span<float> v, std::vector<std::size_t> shape) {
+  TensorArg t;
+  t.name = name, t.role = Role::in_place, t.shape = std::move(shape), t.values = v, t.result = v;
+  return t;
+}
+
+void positive_heads(std::string_view what, int heads) {
+  if (heads <= 0) throw std::invalid_argument(fmt::format("{} needs heads > 0, got {}", what, heads));
+}
+
+/// Every tensor of the call against its declared shape (the spec validated first: shapes read it).
+template <class Call>
+void check_tensors(const Call& c) {
+  for (const TensorArg& t : c.tensors())
+    require_size(fmt::format("{} {}", op_name(Call::op), t.name), t.given(), t.elements());
+}
+
 }  // namespace
-void sinusoidal2d(const Sinusoidal2dSpec& s, std::size_t rows, std::size_t cols, std::size_t out) {
-  s.validate();
-  same_length(rows, cols);
-  require_size("2-D sinusoid output", out, rows * static_cast<std::size_t>(s.d_model));
-}
-void rope2d(const Rope2dSpec& s, int heads, std::size_t rows, std::size_t cols, std::size_t x) {
-  s.validate();
-  same_length(rows, cols);
-  if (heads <= 0) throw std::invalid_argument(fmt::format("2-D RoPE needs heads > 0, got {}", heads));
-  require_size("2-D RoPE input", x, rows * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
-}
-void mrope(const MropeSpec& s, int heads, std::size_t temporal, std::size_t height, std::size_t width, std::size_t x) {
-  s.validate();
-  if (height != temporal || width != temporal)
-    throw std::invalid_argument(fmt::format("M-RoPE positions: {} temporal, {} height, {} width (one per token each)",
-                                            temporal, height, width));
-  if (heads <= 0) throw std::invalid_argument(fmt::format("M-RoPE needs heads > 0, got {}", heads));
-  require_size("M-RoPE input", x, temporal * static_cast<std::size_t>(heads) * static_cast<std::size_t>(s.head_dim));
-}
-void t5(const T5Spec& s, std::size_t table, std::size_t n, std::size_t out) {
-  s.validate();
-  require_size("T5 table", table, static_cast<std::size_t>(s.num_buckets) * static_cast<std::size_t>(s.heads));
-  require_size("T5 output", out, static_cast<std::size_t>(s.heads) * n * n);
-}
-void attention(const AttentionSpec& s, std::size_t n, std::size_t q, std::size_t k, std::size_t v, std::size_t table,
-               std::size_t out) {
-  s.validate();
-  if (static_cast<std::size_t>(s.queries) > n)
-    throw std::invalid_argument(fmt::format("attention queries ({}) exceed the tokens given ({})", s.queries, n));
-  const std::size_t w = s.query_count(n) * static_cast<std::size_t>(s.width()),
-                    kv = n * static_cast<std::size_t>(s.kv_width());
-  require_size("attention q", q, w);
-  require_size("attention k", k, kv);
-  require_size("attention v", v, kv);
-  require_size("attention output", out, w);
-  if (s.pe == AttentionPE::shaw)
-    require_size("attention Shaw table", table,
-                 static_cast<std::size_t>(s.shaw().table_rows()) * static_cast<std::size_t>(s.head_dim));
-}
-}  // namespace shapes
 
-void SinusoidalTable::check() const { shapes::sinusoidal(spec, positions.size(), out.size()); }
-void LearnedAdd::check() const { shapes::learned(spec, table.size(), positions.size(), x.size()); }
-void RopeApply::check() const { shapes::rope(spec, heads, positions.size(), x.size()); }
-void AlibiBias::check() const { shapes::alibi(spec, positions.size(), out.size()); }
-void ShawScores::check() const { shapes::shaw(spec, q.size(), k.size(), table.size(), positions.size(), out.size()); }
-void T5Bias::check() const { shapes::t5(spec, table.size(), positions.size(), out.size()); }
+std::vector<TensorArg> SinusoidalTable::tensors() const {
+  return {positions_arg("positions", positions), output("out", out, {positions.size(), z(spec.d_model)})};
+}
+std::vector<TensorArg> LearnedAdd::tensors() const {
+  const std::size_t d = z(spec.d_model);
+  return {in_place("x", x, {positions.size(), d}), input("table", table, {z(spec.max_len), d}),
+          positions_arg("positions", positions)};
+}
+std::vector<TensorArg> RopeApply::tensors() const {
+  return {in_place("x", x, {positions.size(), z(heads), z(spec.head_dim)}), positions_arg("positions", positions)};
+}
+std::vector<TensorArg> AlibiBias::tensors() const {
+  const std::size_t n = positions.size();
+  return {positions_arg("positions", positions), output("out", out, {z(spec.heads), n, n})};
+}
+std::vector<TensorArg> ShawScores::tensors() const {
+  const std::size_t n = positions.size(), d = z(spec.head_dim);
+  return {input("q", q, {n, d}), input("k", k, {n, d}), input("table", table, {z(spec.table_rows()), d}),
+          positions_arg("positions", positions), output("out", out, {n, n})};
+}
+std::vector<TensorArg> T5Bias::tensors() const {
+  const std::size_t n = positions.size();
+  return {input("table", table, {z(spec.num_buckets), z(spec.heads)}), positions_arg("positions", positions),
+          output("out", out, {z(spec.heads), n, n})};
+}
+std::vector<TensorArg> Attention::tensors() const {
+  const std::size_t n = positions.size(), d = z(spec.head_dim);
+  const std::vector<std::size_t> q_shape{spec.query_count(n), z(spec.heads), d}, kv_shape{n, z(spec.kv_count()), d};
+  std::vector<TensorArg> t{input("q", q, q_shape), input("k", k, kv_shape), input("v", v, kv_shape),
+                           positions_arg("positions", positions)};
+  if (spec.pe == AttentionPE::shaw) t.push_back(input("shaw_table", shaw_table, {z(spec.shaw().table_rows()), d}));
+  t.push_back(output("out", out, q_shape));
+  return t;
+}
+std::vector<TensorArg> Sinusoidal2dTable::tensors() const {
+  return {positions_arg("rows", rows), positions_arg("cols", cols, rows.size()),
+          output("out", out, {rows.size(), z(spec.d_model)})};
+}
+std::vector<TensorArg> Rope2dApply::tensors() const {
+  return {in_place("x", x, {rows.size(), z(heads), z(spec.head_dim)}), positions_arg("rows", rows),
+          positions_arg("cols", cols, rows.size())};
+}
+std::vector<TensorArg> MropeApply::tensors() const {
+  const std::size_t n = temporal.size();
+  return {in_place("x", x, {n, z(heads), z(spec.head_dim)}), positions_arg("temporal", temporal),
+          positions_arg("height", height, n), positions_arg("width", width, n)};
+}
+
+void SinusoidalTable::check() const {
+  spec.validate();
+  check_tensors(*this);
+}
+void LearnedAdd::check() const {
+  spec.validate();
+  check_tensors(*this);
+}
+void RopeApply::check() const {
+  spec.validate();
+  positive_heads("RoPE", heads);
+  check_tensors(*this);
+}
+void AlibiBias::check() const {
+  spec.validate();
+  check_tensors(*this);
+}
+void ShawScores::check() const {
+  spec.validate();
+  check_tensors(*this);
+}
+void T5Bias::check() const {
+  spec.validate();
+  check_tensors(*this);
+}
 void Attention::check() const {
-  shapes::attention(spec, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+  spec.validate();
+  if (static_cast<std::size_t>(spec.queries) > positions.size())
+    throw std::invalid_argument(
+        fmt::format("attention queries ({}) exceed the tokens given ({})", spec.queries, positions.size()));
+  check_tensors(*this);
 }
-void Sinusoidal2dTable::check() const { shapes::sinusoidal2d(spec, rows.size(), cols.size(), out.size()); }
-void Rope2dApply::check() const { shapes::rope2d(spec, heads, rows.size(), cols.size(), x.size()); }
-
-void MropeApply::check() const { shapes::mrope(spec, heads, temporal.size(), height.size(), width.size(), x.size()); }
+void Sinusoidal2dTable::check() const {
+  spec.validate();
+  check_tensors(*this);
+}
+void Rope2dApply::check() const {
+  spec.validate();
+  positive_heads("2-D RoPE", heads);
+  check_tensors(*this);
+}
+void MropeApply::check() const {
+  spec.validate();
+  positive_heads("M-RoPE", heads);
+  check_tensors(*this);
+}
 
 }  // namespace pecheck

@@ -4,9 +4,12 @@
 // every encoder that neither implements nor explicitly declines it fail to compile.
 //
 // Tensors are dense row-major float buffers whose values belong to the storage dtype (a bf16 value
-// is carried exactly by a float); outputs must be values of the dtype too. Shapes follow from the
-// spec and the positions; check() throws std::invalid_argument naming the tensor or spec field
-// that is wrong. A learned position outside the table is std::out_of_range.
+// is carried exactly by a float); outputs must be values of the dtype too. Each call type
+// declares its tensors once, in tensors(): name, role (input, output, in place) and shape from the
+// spec and the positions. check() holds the call to that declaration and the Python bridge and the
+// plugin host marshal by it, so no layer restates a call's shape. check() throws
+// std::invalid_argument naming the tensor or spec field that is wrong. A learned position outside
+// the table is std::out_of_range.
 #pragma once
 
 #include <cstddef>
@@ -14,6 +17,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "spec/conventions.hpp"
 #include "spec/conventions_2d.hpp"
@@ -36,6 +40,30 @@ enum class Op {
   mrope_apply,
 };
 
+/// How a call uses one of its tensors.
+enum class Role { input, output, in_place };
+
+/// One tensor of a call as its operation declares it: the name every layer gives it (the Python
+/// keyword of docs/python.md, the plugin's buffer, the error message), how the call uses it, its
+/// shape (outermost first) and its data. tensors() lists them in the order docs/python.md's
+/// fn(...) takes them. A positions tensor holds int64s; every other one floats
+/// of the call's dtype.
+struct TensorArg {
+  std::string_view name;
+  Role role = Role::input;
+  std::vector<std::size_t> shape;
+  std::span<const float> values;            ///< an input's values, or an in-place tensor's before the call
+  std::span<float> result;                  ///< where an output's or an in-place tensor's values go
+  std::span<const std::int64_t> positions;  ///< a positions tensor's (then values and result are empty)
+  bool holds_positions = false;
+
+  std::size_t elements() const;  ///< the product of the shape
+  std::size_t given() const;     ///< the elements the call's span holds
+};
+
+/// The tensor of `tensors` named `name`; std::logic_error when the declaration has none.
+const TensorArg& tensor_named(const std::vector<TensorArg>& tensors, std::string_view name);
+
 /// out (positions, d_model) = PE(positions).
 struct SinusoidalTable {
   static constexpr Op op = Op::sinusoidal_table;
@@ -44,6 +72,7 @@ struct SinusoidalTable {
   std::span<const std::int64_t> positions;
   std::span<float> out;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// x (positions, d_model) += table[positions] with table (max_len, d_model).
@@ -55,6 +84,7 @@ struct LearnedAdd {
   std::span<const std::int64_t> positions;
   std::span<float> x;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// x (positions, heads, head_dim) rotated in place, token t to positions[t].
@@ -66,6 +96,7 @@ struct RopeApply {
   std::span<const std::int64_t> positions;
   std::span<float> x;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// out (heads, n, n) = ALiBi bias for positions (n), -inf where causally masked.
@@ -76,6 +107,7 @@ struct AlibiBias {
   std::span<const std::int64_t> positions;
   std::span<float> out;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// out (n, n) = q_i.k_j + q_i.r[clamp(p_j-p_i)]; q, k (n, head_dim), table (2K+1, head_dim).
@@ -87,6 +119,7 @@ struct ShawScores {
   std::span<const std::int64_t> positions;
   std::span<float> out;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// out (heads, n, n) = table[bucket(p_j - p_i), h] with table (num_buckets, heads).
@@ -98,6 +131,7 @@ struct T5Bias {
   std::span<const std::int64_t> positions;
   std::span<float> out;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// out = attention(q, k, v) with its PE; k, v (n, kv_heads, head_dim) for the n positions; q and
@@ -111,6 +145,7 @@ struct Attention {
   std::span<const float> q, k, v, shaw_table;
   std::span<float> out;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// out (n, d_model) = PE2d(rows[t], cols[t]); rows and cols of equal length n.
@@ -121,6 +156,7 @@ struct Sinusoidal2dTable {
   std::span<const std::int64_t> rows, cols;
   std::span<float> out;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// x (n, heads, head_dim) rotated in place by 2-D RoPE, token t to (rows[t], cols[t]).
@@ -132,6 +168,7 @@ struct Rope2dApply {
   std::span<const std::int64_t> rows, cols;
   std::span<float> x;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 /// x (n, heads, head_dim) rotated in place by multimodal RoPE, token t to (temporal[t],
@@ -144,6 +181,7 @@ struct MropeApply {
   std::span<const std::int64_t> temporal, height, width;
   std::span<float> x;
   void check() const;
+  std::vector<TensorArg> tensors() const;
 };
 
 template <class... Calls>

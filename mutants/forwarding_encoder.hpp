@@ -9,7 +9,6 @@
 
 #include "impl/scalar/scalar_encoder.hpp"
 #include "interface/encoder.hpp"
-#include "interface/shapes.hpp"
 
 namespace pecheck::mutants {
 
@@ -68,7 +67,7 @@ std::unique_ptr<Encoder> make_mutant() {
 template <class SinCos>
 void rope_with(const RopeSpec& s, RopeLayout layout, DType dt, int heads, std::span<const std::int64_t> positions,
                std::span<float> x, SinCos sc) {
-  shapes::rope(s, heads, positions.size(), x.size());
+  RopeApply{s, dt, heads, positions, x}.check();
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(s.rotary_dim / 2);
   for (std::size_t t = 0; t < positions.size(); ++t)
     for (std::size_t h = 0; h < static_cast<std::size_t>(heads); ++h) {

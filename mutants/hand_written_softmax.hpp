@@ -36,7 +36,7 @@ struct HandWrittenSoftmax : Forwarding {
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
     if (s.pe != AttentionPE::none || s.kv_count() != s.heads || s.window > 0) return inner_->run(c);
-    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
+    c.check();
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
                       off = s.query_offset(n);
     const float scale = static_cast<float>(s.effective_scale());

@@ -19,7 +19,7 @@ struct T5NoClamp : Forwarding {
   void run(const T5Bias& c) override {
     const auto& [s, dt, table, positions, out] = c;
     const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads);
-    shapes::t5(s, table.size(), n, out.size());
+    c.check();
     const int half = s.half(), me = s.max_exact();
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {

@@ -40,7 +40,7 @@ struct RopeLongropePerTokenSwitch : Forwarding {
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != K::longrope) return inner_->run(c);
-    shapes::rope(s, h, p.size(), x.size());
+    c.check();
     const std::size_t row = static_cast<std::size_t>(h) * static_cast<std::size_t>(s.head_dim);
     for (std::size_t t = 0; t < p.size(); ++t) {
       RopeSpec at = s;

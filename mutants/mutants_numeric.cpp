@@ -139,7 +139,7 @@ struct AttentionGqaModulo : Forwarding {
   AttentionGqaModulo() : Forwarding("mutant-attention-gqa-modulo") {}
   void run(const Attention& c) override {
     const auto& [s, dt, p, q, k, v, t, o] = c;
-    shapes::attention(s, p.size(), q.size(), k.size(), v.size(), t.size(), o.size());
+    c.check();
     if (s.kv_count() == s.heads) return inner_->run(c);
     const std::size_t n = p.size(), H = static_cast<std::size_t>(s.heads), KV = static_cast<std::size_t>(s.kv_count()),
                       d = static_cast<std::size_t>(s.head_dim);

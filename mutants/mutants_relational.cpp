@@ -45,7 +45,7 @@ struct RopePairsAcrossHeadDim : Forwarding {
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.layout != RopeLayout::half_split || s.rotary_dim == s.head_dim) return inner_->run(c);
-    shapes::rope(s, h, p.size(), x.size());
+    c.check();
     const std::size_t hd = static_cast<std::size_t>(s.head_dim), pairs = static_cast<std::size_t>(s.rotary_dim / 2);
     for (std::size_t t = 0; t < p.size(); ++t)
       for (std::size_t k = 0; k < static_cast<std::size_t>(h); ++k) {

@@ -33,7 +33,7 @@ struct RopeFreqScaleTwice : Forwarding {
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != K::linear && s.scaling.kind != K::yarn) return inner_->run(c);
-    shapes::rope(s, h, p.size(), x.size());
+    c.check();
     rope_at(s, dt, h, p, x, s.magnitude(),
             [&, &s = s](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i) / s.scaling.factor); });
   }
@@ -47,7 +47,7 @@ struct RopeYarnFactorSquared : Forwarding {
   void run(const RopeApply& c) override {
     const auto& [s, dt, h, p, x] = c;
     if (s.scaling.kind != K::yarn) return inner_->run(c);
-    shapes::rope(s, h, p.size(), x.size());
+    c.check();
     const double m = s.magnitude();
     rope_at(s, dt, h, p, x, m * m, [&, &s = s](int i) { return static_cast<double>(angles::scaled_inv_freq(s, i)); });
   }

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "harness/case_journal.hpp"
-#include "interface/shapes.hpp"
 #include "plugin/guarded_buffer.hpp"
 #include "plugin/plugin_host.hpp"
 #include "spec/half_bits.hpp"
@@ -90,6 +89,14 @@ class Call {
     for (std::size_t i = 0; i < s.elements; ++i)
       std::memcpy(s.buffer->data() + i * item_size(dt_), &bits, item_size(dt_));
     return s.tensor;
+  }
+  /// The tensor as the call declares it (interface/operations.hpp): an input sealed, an in-place
+  /// one writable, an output poisoned until written.
+  pecheck_tensor tensor(const TensorArg& t) {
+    std::vector<std::int64_t> shape(t.shape.begin(), t.shape.end());
+    if (t.role == Role::output) return output(std::string(t.name), std::move(shape));
+    if (t.role == Role::in_place) return in_out(std::string(t.name), t.values, std::move(shape));
+    return input(std::string(t.name), t.values, std::move(shape));
   }
   const std::int64_t* positions(std::span<const std::int64_t> p) {
     positions_ = std::make_unique<GuardedBuffer>("positions", p.size_bytes());
@@ -194,8 +201,6 @@ class Call {
   std::unique_ptr<GuardedBuffer> positions_;
 };
 
-std::int64_t i64(std::size_t n) { return static_cast<std::int64_t>(n); }
-
 class PluginEncoder final : public Encoder {
  public:
   explicit PluginEncoder(const pecheck_plugin& p) : p_(p), decl_(declaration_of("", p)) { install_fault_namer(); }
@@ -209,8 +214,7 @@ class PluginEncoder final : public Encoder {
 
   void run(const SinusoidalTable& request) override {
     const auto& [s, dt, positions, out] = request;
-    s.validate();
-    shapes::sinusoidal(s, positions.size(), out.size());
+    request.check();
     const pecheck_sinusoidal_spec c{
         .d_model = s.d_model,
         .layout = s.layout == SinusoidalLayout::interleaved ? PECHECK_SINUSOIDAL_INTERLEAVED
@@ -221,28 +225,27 @@ class PluginEncoder final : public Encoder {
         .padding_idx = s.padding_idx};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto t = call.output("out", {i64(positions.size()), s.d_model});
+    const auto t = call.tensor(tensor_named(request.tensors(), "out"));
     call.finish(p_.sinusoidal_table(&kHost, &c, pos, t));
     call.read(0, out);
   }
 
   void run(const LearnedAdd& request) override {
     const auto& [s, dt, table, positions, x] = request;
-    s.validate();
-    shapes::learned(s, table.size(), positions.size(), x.size());
+    request.check();
     const pecheck_learned_spec c{s.max_len, s.d_model};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto xt = call.in_out("x", x, {i64(positions.size()), s.d_model});
-    const auto tt = call.input("table", table, {s.max_len, s.d_model});
+    const auto declared = request.tensors();
+    const auto xt = call.tensor(tensor_named(declared, "x"));
+    const auto tt = call.tensor(tensor_named(declared, "table"));
     call.finish(p_.learned_add(&kHost, &c, tt, pos, xt), true);
     call.read(0, x);
   }
 
   void run(const RopeApply& request) override {
     const auto& [s, dt, heads, positions, x] = request;
-    s.validate();
-    shapes::rope(s, heads, positions.size(), x.size());
+    request.check();
     const RopeScaling& r = s.scaling;
     if (r.kind == RopeScalingKind::longrope && abi_revision(p_) < 1)
       throw Unsupported(
@@ -250,57 +253,52 @@ class PluginEncoder final : public Encoder {
     const pecheck_rope_spec c = abi_rope_spec(s);
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto xt = call.in_out("x", x, {i64(positions.size()), heads, s.head_dim});
+    const auto xt = call.tensor(tensor_named(request.tensors(), "x"));
     call.finish(p_.rope_apply(&kHost, &c, pos, xt));
     call.read(0, x);
   }
 
   void run(const AlibiBias& request) override {
     const auto& [s, dt, positions, out] = request;
-    s.validate();
-    shapes::alibi(s, positions.size(), out.size());
+    request.check();
     const pecheck_alibi_spec c{s.heads, s.causal ? 1 : 0};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto n = i64(positions.size());
-    const auto t = call.output("out", {s.heads, n, n});
+    const auto t = call.tensor(tensor_named(request.tensors(), "out"));
     call.finish(p_.alibi_bias(&kHost, &c, pos, t));
     call.read(0, out);
   }
 
   void run(const ShawScores& request) override {
     const auto& [s, dt, q, k, table, positions, out] = request;
-    s.validate();
-    shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
+    request.check();
     const pecheck_shaw_spec c{s.max_distance, s.head_dim};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto n = i64(positions.size());
-    const auto ot = call.output("out", {n, n});
-    const auto qt = call.input("q", q, {n, s.head_dim}), kt = call.input("k", k, {n, s.head_dim});
-    const auto rt = call.input("table", table, {s.table_rows(), s.head_dim});
+    const auto declared = request.tensors();
+    const auto ot = call.tensor(tensor_named(declared, "out"));
+    const auto qt = call.tensor(tensor_named(declared, "q")), kt = call.tensor(tensor_named(declared, "k"));
+    const auto rt = call.tensor(tensor_named(declared, "table"));
     call.finish(p_.shaw_scores(&kHost, &c, qt, kt, rt, pos, ot));
     call.read(0, out);
   }
 
   void run(const T5Bias& request) override {
     const auto& [s, dt, table, positions, out] = request;
-    s.validate();
-    shapes::t5(s, table.size(), positions.size(), out.size());
+    request.check();
     const pecheck_t5_spec c{s.heads, s.num_buckets, s.max_distance, s.bidirectional ? 1 : 0};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const auto n = i64(positions.size());
-    const auto ot = call.output("out", {s.heads, n, n});
-    const auto tt = call.input("table", table, {s.num_buckets, s.heads});
+    const auto declared = request.tensors();
+    const auto ot = call.tensor(tensor_named(declared, "out"));
+    const auto tt = call.tensor(tensor_named(declared, "table"));
     call.finish(p_.t5_bias(&kHost, &c, tt, pos, ot));
     call.read(0, out);
   }
 
   void run(const Attention& request) override {
     const auto& [s, dt, positions, q, k, v, shaw_table, out] = request;
-    s.validate();
-    shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+    request.check();
     // Grouped-query, windowed and decode cases need revision 2's fields: a plugin built before
     // declines them (discarded; its other cases still run) and never reads past what it knows.
     const std::size_t n = positions.size(), nq = s.query_count(n);
@@ -327,11 +325,13 @@ class PluginEncoder final : public Encoder {
         .rope = s.pe == AttentionPE::rope ? &rope_c : nullptr};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
-    const std::vector<std::int64_t> q_shape{i64(nq), s.heads, s.head_dim}, kv_shape{i64(n), s.kv_count(), s.head_dim};
-    const auto ot = call.output("out", q_shape);
-    const auto qt = call.input("q", q, q_shape), kt = call.input("k", k, kv_shape), vt = call.input("v", v, kv_shape);
-    const auto rt =
-        call.input("shaw_table", shaw_table, {i64(shaw_table.size()) / std::max(1, s.head_dim), s.head_dim});
+    const auto declared = request.tensors();
+    const auto ot = call.tensor(tensor_named(declared, "out"));
+    const auto qt = call.tensor(tensor_named(declared, "q")), kt = call.tensor(tensor_named(declared, "k")),
+               vt = call.tensor(tensor_named(declared, "v"));
+    // Declared only with Shaw's PE; the ABI passes a tensor every time (no rows otherwise).
+    const auto rt = s.pe == AttentionPE::shaw ? call.tensor(tensor_named(declared, "shaw_table"))
+                                              : call.input("shaw_table", shaw_table, {0, s.head_dim});
     call.finish(p_.attention(&kHost, &c, pos, qt, kt, vt, rt, ot));
     call.read(0, out);
   }
@@ -353,7 +353,7 @@ class PluginEncoder final : public Encoder {
     rows.insert(rows.end(), request.width.begin(), request.width.end());
     Call call(decl_.name, request.dtype, s.describe());
     const auto* pos = call.positions(rows);
-    const auto xt = call.in_out("x", request.x, {i64(request.temporal.size()), request.heads, s.head_dim});
+    const auto xt = call.tensor(tensor_named(request.tensors(), "x"));
     call.finish(mrope_entry(p_)(&kHost, &c, pos, xt));
     call.read(0, request.x);
   }

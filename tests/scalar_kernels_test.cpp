@@ -58,33 +58,33 @@ TEST(ScalarKernels, InvalidSpecsAndShapesThrowInvalidArgument) {
   bad("base must be > 1", [&] { scalar::rope_apply({8, 8, 1.0}, F, 1, two, B(16)); });
   bad("heads > 0", [&] { scalar::rope_apply({8, 8}, F, 0, two, B(0)); });
   bad("heads > 0", [&] { scalar::rope_apply({8, 8}, F, -2, two, B(16)); });
-  bad("RoPE input has 15 elements", [&] { scalar::rope_apply({8, 8}, F, 1, two, B(15)); });
+  bad("rope_apply x has 15 elements", [&] { scalar::rope_apply({8, 8}, F, 1, two, B(15)); });
   bad("d_model must be even", [&] { scalar::sinusoidal_table({7}, DType::bf16, two, B(14)); });
   bad("d_model must be even", [&] { scalar::sinusoidal_table({0}, F, two, B(0)); });
   bad("base must be > 1", [&] { scalar::sinusoidal_table({8, 0.5}, F, two, B(16)); });
-  bad("sinusoidal output has 17 elements", [&] { scalar::sinusoidal_table({8}, F, two, B(17)); });
-  bad("learned table has 11 elements", [&] { scalar::learned_add({4, 3}, F, B(11), two, B(6)); });
-  bad("learned input has 5 elements", [&] { scalar::learned_add({4, 3}, F, B(12), two, B(5)); });
+  bad("sinusoidal_table out has 17 elements", [&] { scalar::sinusoidal_table({8}, F, two, B(17)); });
+  bad("learned_add table has 11 elements", [&] { scalar::learned_add({4, 3}, F, B(11), two, B(6)); });
+  bad("learned_add x has 5 elements", [&] { scalar::learned_add({4, 3}, F, B(12), two, B(5)); });
   bad("heads > 0", [&] { scalar::alibi_bias({0}, F, two, B(0)); });
   bad("heads > 0", [&] { scalar::alibi_bias({-1}, F, two, B(0)); });
-  bad("ALiBi output has 4 elements, expected 8", [&] { scalar::alibi_bias({2}, F, two, B(4)); });
+  bad("alibi_bias out has 4 elements, expected 8", [&] { scalar::alibi_bias({2}, F, two, B(4)); });
   bad("K >= 0", [&] { scalar::shaw_scores({-1, 4}, F, B(8), B(8), B(4), two, B(4)); });
-  bad("Shaw q", [&] { scalar::shaw_scores({1, 4}, F, B(7), B(8), B(12), two, B(4)); });
-  bad("Shaw k", [&] { scalar::shaw_scores({1, 4}, F, B(8), B(9), B(12), two, B(4)); });
-  bad("Shaw table has 8", [&] { scalar::shaw_scores({1, 4}, F, B(8), B(8), B(8), two, B(4)); });
-  bad("Shaw output", [&] { scalar::shaw_scores({1, 4}, F, B(8), B(8), B(12), two, B(3)); });
+  bad("shaw_scores q has 7", [&] { scalar::shaw_scores({1, 4}, F, B(7), B(8), B(12), two, B(4)); });
+  bad("shaw_scores k has 9", [&] { scalar::shaw_scores({1, 4}, F, B(8), B(9), B(12), two, B(4)); });
+  bad("shaw_scores table has 8", [&] { scalar::shaw_scores({1, 4}, F, B(8), B(8), B(8), two, B(4)); });
+  bad("shaw_scores out has 3", [&] { scalar::shaw_scores({1, 4}, F, B(8), B(8), B(12), two, B(3)); });
   bad("heads, head_dim > 0", [&] { scalar::attention({.heads = 0}, F, two, B(0), B(0), B(0), {}, B(0)); });
-  bad("attention q", [&] { scalar::attention(att, F, two, B(15), B(16), B(16), {}, B(16)); });
-  bad("attention v", [&] { scalar::attention(att, F, two, B(16), B(16), B(17), {}, B(16)); });
-  bad("attention output", [&] { scalar::attention(att, F, two, B(16), B(16), B(16), {}, B(8)); });
-  bad("attention Shaw table has 4 elements, expected 12",
+  bad("attention q has 15", [&] { scalar::attention(att, F, two, B(15), B(16), B(16), {}, B(16)); });
+  bad("attention v has 17", [&] { scalar::attention(att, F, two, B(16), B(16), B(17), {}, B(16)); });
+  bad("attention out has 8", [&] { scalar::attention(att, F, two, B(16), B(16), B(16), {}, B(8)); });
+  bad("attention shaw_table has 4 elements, expected 12",
       [&] { scalar::attention(att_shaw, F, two, B(16), B(16), B(16), B(4), B(16)); });
   // A decode call: Q and the output hold `queries` rows (8 floats each here), K and V all n.
   AttentionSpec decode = att;
   decode.queries = 1;
   bad("attention q has 16 elements, expected 8",
       [&] { scalar::attention(decode, F, two, B(16), B(16), B(16), {}, B(8)); });
-  bad("attention output has 16 elements, expected 8",
+  bad("attention out has 16 elements, expected 8",
       [&] { scalar::attention(decode, F, two, B(8), B(16), B(16), {}, B(16)); });
   decode.queries = 3;
   bad("queries (3) exceed the tokens given (2)",

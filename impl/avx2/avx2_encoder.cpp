@@ -15,7 +15,6 @@
 #include "impl/avx512/kernels.hpp"
 #include "impl/mrope_by_axes.hpp"
 #include "impl/rope2d_by_halves.hpp"
-#include "interface/shapes.hpp"
 
 namespace pecheck {
 
@@ -110,7 +109,7 @@ class VectorEncoder final : public Encoder {
     const auto& dt = c.dtype;
     const auto& pos = c.positions;
     const auto& out = c.out;
-    shapes::sinusoidal(s, pos.size(), out.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
       sinusoidal_table<I, T>(s, pos, {o.data(), pos.size(), size(s.d_model), s.d_model});
@@ -123,7 +122,7 @@ class VectorEncoder final : public Encoder {
     const auto& table = c.table;
     const auto& pos = c.positions;
     const auto& x = c.x;
-    shapes::learned(s, table.size(), pos.size(), x.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> t(table), xs(x);
       const std::size_t d = size(s.d_model);
@@ -137,7 +136,7 @@ class VectorEncoder final : public Encoder {
     const auto& heads = c.heads;
     const auto& pos = c.positions;
     const auto& x = c.x;
-    shapes::rope(s, heads, pos.size(), x.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> xs(x);
       const Heads<T> view[] = {{xs.data(), pos.size(), heads, heads * s.head_dim, s.head_dim}};
@@ -150,7 +149,7 @@ class VectorEncoder final : public Encoder {
     const auto& dt = c.dtype;
     const auto& pos = c.positions;
     const auto& out = c.out;
-    shapes::alibi(s, pos.size(), out.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
       avx2::alibi_bias<T>(s, pos, o.data());
@@ -165,7 +164,7 @@ class VectorEncoder final : public Encoder {
     const auto& table = c.table;
     const auto& pos = c.positions;
     const auto& out = c.out;
-    shapes::shaw(s, q.size(), k.size(), table.size(), pos.size(), out.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), ts(table), o(out);
       avx2::shaw_scores<T>(s, qs.data(), ks.data(), ts.data(), pos, o.data());
@@ -178,7 +177,7 @@ class VectorEncoder final : public Encoder {
     const auto& table = c.table;
     const auto& pos = c.positions;
     const auto& out = c.out;
-    shapes::t5(s, table.size(), pos.size(), out.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> ts(table), o(out);
       avx2::t5_bias<T>(s, ts.data(), pos, o.data());
@@ -191,7 +190,7 @@ class VectorEncoder final : public Encoder {
     const auto& rows = c.rows;
     const auto& cols = c.cols;
     const auto& out = c.out;
-    shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> o(out);
       const std::size_t half = size(s.d_model / 2);
@@ -227,7 +226,7 @@ class VectorEncoder final : public Encoder {
     const auto& v = c.v;
     const auto& table = c.shaw_table;
     const auto& out = c.out;
-    shapes::attention(s, pos.size(), q.size(), k.size(), v.size(), table.size(), out.size());
+    c.check();
     with_type(dt, [&]<class T>(T) {
       Native<T> qs(q), ks(k), vs(v), ts(table), o(out);
       attention<I, T>(s, pos, qs.data(), ks.data(), vs.data(), ts.data(), o.data());

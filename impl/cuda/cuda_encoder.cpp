@@ -10,7 +10,6 @@
 #include "impl/mrope_by_axes.hpp"
 #include "impl/rope2d_by_halves.hpp"
 #include "impl/rope_frequencies.hpp"
-#include "interface/shapes.hpp"
 
 namespace pecheck {
 
@@ -39,7 +38,7 @@ class CudaEncoder final : public Encoder {
   void run(const SinusoidalTable& c) override {
     const auto& [s, dt, positions, out] = c;
     s.validate();
-    shapes::sinusoidal(s, positions.size(), out.size());
+    c.check();
     const std::vector<angles::Frequency> freqs = sinusoid_frequencies(s);
     launcher_.sinusoidal_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, s.padding_idx,
                                positions.data(), positions.size(), freqs.data(), out.data());
@@ -48,7 +47,7 @@ class CudaEncoder final : public Encoder {
   void run(const LearnedAdd& c) override {
     const auto& [s, dt, table, positions, x] = c;
     s.validate();
-    shapes::learned(s, table.size(), positions.size(), x.size());
+    c.check();
     for (const std::int64_t p : positions)  // refused before anything is copied: never a wrap
       if (p < 0 || p >= s.max_len)
         throw std::out_of_range(fmt::format("learned position {} is outside the table [0, {})", p, s.max_len));
@@ -59,7 +58,7 @@ class CudaEncoder final : public Encoder {
   void run(const ShawScores& c) override {
     const auto& [s, dt, q, k, table, positions, out] = c;
     s.validate();
-    shapes::shaw(s, q.size(), k.size(), table.size(), positions.size(), out.size());
+    c.check();
     launcher_.shaw_scores(storage(dt), s.head_dim, s.max_distance, q.data(), k.data(), table.data(), positions.data(),
                           positions.size(), out.data());
   }
@@ -67,7 +66,7 @@ class CudaEncoder final : public Encoder {
   void run(const AlibiBias& c) override {
     const auto& [s, dt, positions, out] = c;
     s.validate();
-    shapes::alibi(s, positions.size(), out.size());
+    c.check();
     std::vector<double> slopes(static_cast<std::size_t>(s.heads));
     for (int h = 0; h < s.heads; ++h) slopes[static_cast<std::size_t>(h)] = alibi::slope(h, s.heads);
     launcher_.alibi_bias(storage(dt), s.heads, s.causal, slopes.data(), positions.data(), positions.size(), out.data());
@@ -76,7 +75,7 @@ class CudaEncoder final : public Encoder {
   void run(const T5Bias& c) override {
     const auto& [s, dt, table, positions, out] = c;
     s.validate();
-    shapes::t5(s, table.size(), positions.size(), out.size());
+    c.check();
     const cuda::T5Launch launch{.heads = s.heads,
                                 .num_buckets = s.num_buckets,
                                 .max_distance = s.max_distance,
@@ -87,7 +86,7 @@ class CudaEncoder final : public Encoder {
   void run(const Attention& c) override {
     const auto& [s, dt, positions, q, k, v, shaw_table, out] = c;
     s.validate();
-    shapes::attention(s, positions.size(), q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+    c.check();
     if (s.head_dim > cuda::kMaxAttentionHeadDim)
       throw Unsupported(
           fmt::format("CUDA attention takes head_dim <= {}, got {}", cuda::kMaxAttentionHeadDim, s.head_dim));
@@ -116,7 +115,7 @@ class CudaEncoder final : public Encoder {
   void run(const RopeApply& c) override {
     const auto& [s, dt, heads, positions, x] = c;
     s.validate();
-    shapes::rope(s, heads, positions.size(), x.size());
+    c.check();
     const cuda::RopeLaunch launch{.heads = heads,
                                   .head_dim = s.head_dim,
                                   .rotary_dim = s.rotary_dim,
@@ -129,7 +128,7 @@ class CudaEncoder final : public Encoder {
   void run(const Sinusoidal2dTable& c) override {
     const auto& [s, dt, rows, cols, out] = c;
     s.validate();
-    shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+    c.check();
     const std::vector<angles::Frequency> freqs = sinusoid_frequencies(s.axis());
     launcher_.sinusoidal2d_table(storage(dt), s.d_model, s.layout == SinusoidalLayout::interleaved, rows.data(),
                                  cols.data(), rows.size(), freqs.data(), out.data());

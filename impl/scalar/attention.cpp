@@ -8,7 +8,7 @@
 #include "impl/alibi_slopes.hpp"
 #include "impl/scalar/kernels.hpp"
 #include "interface/encoder.hpp"
-#include "interface/shapes.hpp"
+#include "interface/operations.hpp"
 
 namespace pecheck::scalar {
 
@@ -44,7 +44,7 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
                std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
                std::span<float> out) {
   const std::size_t n = positions.size(), nq = s.query_count(n), off = s.query_offset(n);
-  shapes::attention(s, n, q.size(), k.size(), v.size(), shaw_table.size(), out.size());
+  Attention{s, dt, positions, q, k, v, shaw_table, out}.check();
   const Prepared x = prepare_inputs(s, positions, q, k, v);
   const std::size_t H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
   const float scale = static_cast<float>(s.effective_scale());

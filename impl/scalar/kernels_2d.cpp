@@ -4,13 +4,13 @@
 
 #include "impl/scalar/kernels.hpp"
 #include "interface/encoder.hpp"
-#include "interface/shapes.hpp"
+#include "interface/operations.hpp"
 
 namespace pecheck::scalar {
 
 void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std::int64_t> rows,
                         std::span<const std::int64_t> cols, std::span<float> out) {
-  shapes::sinusoidal2d(s, rows.size(), cols.size(), out.size());
+  Sinusoidal2dTable{s, dt, rows, cols, out}.check();
   const std::size_t n = rows.size(), d = static_cast<std::size_t>(s.d_model), half = d / 2;
   std::vector<float> r(n * half), c(n * half);
   sinusoidal_table(s.axis(), dt, rows, r);
@@ -25,7 +25,7 @@ void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std
 
 void rope2d_apply(const Rope2dSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<float> x) {
-  shapes::rope2d(s, heads, rows.size(), cols.size(), x.size());
+  Rope2dApply{s, dt, heads, rows, cols, x}.check();
   const std::size_t half = static_cast<std::size_t>(s.head_dim / 2), blocks = x.size() / (2 * half);
   // Each half-head is a head of the 1-D RoPE of width d/2: gather, rotate, scatter back.
   for (const std::size_t which : {std::size_t{0}, half}) {

@@ -9,7 +9,7 @@
 #include "impl/rope_frequencies.hpp"
 #include "impl/scalar/kernels.hpp"
 #include "interface/encoder.hpp"
-#include "interface/shapes.hpp"
+#include "interface/operations.hpp"
 
 namespace pecheck::scalar {
 
@@ -19,7 +19,7 @@ std::size_t to_size(int x) { return static_cast<std::size_t>(x); }
 
 void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::int64_t> positions,
                       std::span<float> out) {
-  shapes::sinusoidal(s, positions.size(), out.size());
+  SinusoidalTable{s, dt, positions, out}.check();
   const std::size_t d = to_size(s.d_model), half = d / 2;
   std::vector<angles::Frequency> freqs(half);  // base^(-2i/w), w = d (or d - 2 for fairseq)
   for (std::size_t i = 0; i < half; ++i) freqs[i] = angles::frequency(static_cast<int>(i), s.frequency_width(), s.base);
@@ -40,7 +40,7 @@ void sinusoidal_table(const SinusoidalSpec& s, DType dt, std::span<const std::in
 
 void learned_add(const LearnedSpec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
                  std::span<float> x) {
-  shapes::learned(s, table.size(), positions.size(), x.size());
+  LearnedAdd{s, dt, table, positions, x}.check();
   const std::size_t d = to_size(s.d_model);
   for (const std::int64_t p : positions)  // all checked before any write: nothing half-done on error
     if (p < 0 || p >= s.max_len)
@@ -81,13 +81,13 @@ void rotate_pairs(const RopeSpec& s, DType dt, int heads, std::size_t tokens, st
 }  // namespace
 
 void rope_apply(const RopeSpec& s, DType dt, int heads, std::span<const std::int64_t> positions, std::span<float> x) {
-  shapes::rope(s, heads, positions.size(), x.size());
+  RopeApply{s, dt, heads, positions, x}.check();
   rotate_pairs(s, dt, heads, positions.size(), x, [&](std::size_t t, std::size_t) { return positions[t]; });
 }
 
 void mrope_apply(const MropeSpec& s, DType dt, int heads, std::span<const std::int64_t> temporal,
                  std::span<const std::int64_t> height, std::span<const std::int64_t> width, std::span<float> x) {
-  shapes::mrope(s, heads, temporal.size(), height.size(), width.size(), x.size());
+  MropeApply{s, dt, heads, temporal, height, width, x}.check();
   const std::array<std::span<const std::int64_t>, 3> axes{temporal, height, width};
   rotate_pairs(s.rope(), dt, heads, temporal.size(), x, [&](std::size_t t, std::size_t p) {
     return axes[static_cast<std::size_t>(mrope_axis(s, static_cast<int>(p)))][t];

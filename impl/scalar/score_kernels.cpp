@@ -6,12 +6,12 @@
 #include "impl/alibi_slopes.hpp"
 #include "impl/scalar/kernels.hpp"
 #include "interface/encoder.hpp"
-#include "interface/shapes.hpp"
+#include "interface/operations.hpp"
 
 namespace pecheck::scalar {
 
 void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<float> out) {
-  shapes::alibi(s, positions.size(), out.size());
+  AlibiBias{s, dt, positions, out}.check();
   const std::size_t n = positions.size();
   for (int h = 0; h < s.heads; ++h) {
     const double m = alibi::slope(h, s.heads);
@@ -31,7 +31,7 @@ void alibi_bias(const AlibiSpec& s, DType dt, std::span<const std::int64_t> posi
 void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::span<const float> k,
                  std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out) {
   const std::size_t n = positions.size(), d = static_cast<std::size_t>(s.head_dim);
-  shapes::shaw(s, q.size(), k.size(), table.size(), n, out.size());
+  ShawScores{s, dt, q, k, table, positions, out}.check();
   const std::int64_t K = s.max_distance;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
@@ -45,7 +45,7 @@ void shaw_scores(const ShawSpec& s, DType dt, std::span<const float> q, std::spa
 void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<const std::int64_t> positions,
              std::span<float> out) {
   const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads);
-  shapes::t5(s, table.size(), n, out.size());
+  T5Bias{s, dt, table, positions, out}.check();
   const int half = s.half(), max_exact = s.max_exact();
   // The log coordinate in double: exact bucket boundaries (where (n/max_exact)^(half-max_exact) is
   // a power of max_distance/max_exact) may round either way; the property accepts both there.

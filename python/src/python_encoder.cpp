@@ -29,8 +29,6 @@ nb::object numpy_copy(std::span<const T> v, const Shape& shape) {
   return nb::ndarray<nb::numpy, T>(buffer, shape.size(), shape.data(), owner).cast();
 }
 
-nb::object positions_array(std::span<const std::int64_t> p) { return numpy_copy(p, {p.size()}); }
-
 /// The inputs of one call, by the keyword names of docs/python.md, and where its output goes.
 struct Marshalled {
   nb::dict inputs, sizes;
@@ -38,114 +36,42 @@ struct Marshalled {
   Shape out_shape;
 };
 
-std::size_t z(int v) { return static_cast<std::size_t>(v); }
+/// The call's sizes and flags the function is told beside its tensors (docs/python.md).
+void add_sizes(const SinusoidalTable& c, nb::dict& sizes) { sizes["d_model"] = c.spec.d_model; }
+void add_sizes(const AlibiBias& c, nb::dict& sizes) { sizes["heads"] = c.spec.heads; }
+void add_sizes(const Sinusoidal2dTable& c, nb::dict& sizes) { sizes["d_model"] = c.spec.d_model; }
+void add_sizes(const auto&, nb::dict&) {}
 
-Marshalled marshal(const SinusoidalTable& c) {
+/// A call's tensors as its declaration gives them (Call::tensors): every input and in-place tensor
+/// copied under its name, the output (or the in-place tensor) where the answer goes.
+template <class Call>
+Marshalled marshal(const Call& c) {
   Marshalled m;
-  m.inputs["positions"] = positions_array(c.positions);
-  m.sizes["d_model"] = c.spec.d_model;
-  m.out = c.out, m.out_shape = {c.positions.size(), z(c.spec.d_model)};
-  return m;
-}
-
-Marshalled marshal(const LearnedAdd& c) {
-  Marshalled m;
-  const std::size_t n = c.positions.size(), d = z(c.spec.d_model);
-  m.inputs["x"] = numpy_copy<float>(c.x, {n, d});
-  m.inputs["table"] = numpy_copy(c.table, {z(c.spec.max_len), d});
-  m.inputs["positions"] = positions_array(c.positions);
-  m.out = c.x, m.out_shape = {n, d};
-  return m;
-}
-
-Marshalled marshal(const RopeApply& c) {
-  Marshalled m;
-  const Shape shape{c.positions.size(), z(c.heads), z(c.spec.head_dim)};
-  m.inputs["x"] = numpy_copy<float>(c.x, shape);
-  m.inputs["positions"] = positions_array(c.positions);
-  m.out = c.x, m.out_shape = shape;
-  return m;
-}
-
-Marshalled marshal(const AlibiBias& c) {
-  Marshalled m;
-  m.inputs["positions"] = positions_array(c.positions);
-  m.sizes["heads"] = c.spec.heads;
-  m.out = c.out, m.out_shape = {z(c.spec.heads), c.positions.size(), c.positions.size()};
-  return m;
-}
-
-Marshalled marshal(const ShawScores& c) {
-  Marshalled m;
-  const std::size_t n = c.positions.size(), d = z(c.spec.head_dim);
-  m.inputs["q"] = numpy_copy(c.q, {n, d});
-  m.inputs["k"] = numpy_copy(c.k, {n, d});
-  m.inputs["table"] = numpy_copy(c.table, {z(c.spec.table_rows()), d});
-  m.inputs["positions"] = positions_array(c.positions);
-  m.out = c.out, m.out_shape = {n, n};
-  return m;
-}
-
-Marshalled marshal(const T5Bias& c) {
-  Marshalled m;
-  const std::size_t n = c.positions.size();
-  m.inputs["table"] = numpy_copy(c.table, {z(c.spec.num_buckets), z(c.spec.heads)});
-  m.inputs["positions"] = positions_array(c.positions);
-  m.out = c.out, m.out_shape = {z(c.spec.heads), n, n};
+  for (const TensorArg& t : c.tensors()) {
+    const std::string name(t.name);
+    if (t.holds_positions)
+      m.inputs[name.c_str()] = numpy_copy(t.positions, t.shape);
+    else if (t.role != Role::output)
+      m.inputs[name.c_str()] = numpy_copy(t.values, t.shape);
+    if (t.role != Role::input) m.out = t.result, m.out_shape = t.shape;
+  }
+  add_sizes(c, m.sizes);
   return m;
 }
 
 /// Attention in every form the function declares (spec/attention_forms.hpp), as a plugin of
 /// revision 2 takes it: q (queries, heads, head_dim), the last tokens' queries; k and v (n,
-/// kv_heads, head_dim); `scale` and `window` keywords when declared. A call of a form it does not
-/// declare (a property's second call, a decode step say) is declined, naming the form.
+/// kv_heads, head_dim); shaw_table with Shaw's PE; `scale` and `window` keywords when declared. A
+/// call of a form it does not declare (a property's second call, a decode step say) is declined,
+/// naming the form.
 Marshalled marshal(const Attention& c, const AttentionForms& forms) {
   if (const auto f = forms.lacking(c.spec))
     throw Unsupported(fmt::format("the call needs {}, and the function does not declare the form '{}' (forms=)",
                                   form_meaning(*f), form_name(*f)));
-  Marshalled m;
-  const std::size_t n = c.positions.size(), d = z(c.spec.head_dim);
-  const Shape q_shape{c.spec.query_count(n), z(c.spec.heads), d}, kv_shape{n, z(c.spec.kv_count()), d};
-  m.inputs["q"] = numpy_copy(c.q, q_shape);
-  m.inputs["k"] = numpy_copy(c.k, kv_shape);
-  m.inputs["v"] = numpy_copy(c.v, kv_shape);
-  m.inputs["positions"] = positions_array(c.positions);
-  if (c.spec.pe == AttentionPE::shaw)
-    m.inputs["shaw_table"] = numpy_copy(c.shaw_table, {z(c.spec.shaw().table_rows()), d});
+  Marshalled m = marshal(c);
   m.sizes["causal"] = c.spec.causal;
   if (forms.has(AttentionForm::scale)) m.sizes["scale"] = c.spec.effective_scale();
   if (forms.has(AttentionForm::window)) m.sizes["window"] = c.spec.window;
-  m.out = c.out, m.out_shape = q_shape;
-  return m;
-}
-
-Marshalled marshal(const Sinusoidal2dTable& c) {
-  Marshalled m;
-  m.inputs["rows"] = positions_array(c.rows);
-  m.inputs["cols"] = positions_array(c.cols);
-  m.sizes["d_model"] = c.spec.d_model;
-  m.out = c.out, m.out_shape = {c.rows.size(), z(c.spec.d_model)};
-  return m;
-}
-
-Marshalled marshal(const Rope2dApply& c) {
-  Marshalled m;
-  const Shape shape{c.rows.size(), z(c.heads), z(c.spec.head_dim)};
-  m.inputs["x"] = numpy_copy<float>(c.x, shape);
-  m.inputs["rows"] = positions_array(c.rows);
-  m.inputs["cols"] = positions_array(c.cols);
-  m.out = c.x, m.out_shape = shape;
-  return m;
-}
-
-Marshalled marshal(const MropeApply& c) {
-  Marshalled m;
-  const Shape shape{c.temporal.size(), z(c.heads), z(c.spec.head_dim)};
-  m.inputs["x"] = numpy_copy<float>(c.x, shape);
-  m.inputs["temporal"] = positions_array(c.temporal);
-  m.inputs["height"] = positions_array(c.height);
-  m.inputs["width"] = positions_array(c.width);
-  m.out = c.x, m.out_shape = shape;
   return m;
 }
 
