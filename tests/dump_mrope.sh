@@ -32,6 +32,28 @@ assert agreement["verdict"] == "pass" and agreement["contract"]["met"] == "exact
 assert agreement["max_error_u"] > 0 and agreement["cases"] == 186, agreement  # 16 + 106 text tokens, 64 patches
 PY
 
+# 1b. A batch: two sequences (the second the first's tokens reversed), axes "bnhd" and
+# position_ids (3, batch, n), read as one dump of 2n tokens.
+rm -rf "$tmp/batch"
+cp -r "$tmp/g1" "$tmp/batch"
+"$py" - "$tmp/batch" <<'PY'
+import json, sys
+import numpy as np
+d = sys.argv[1]
+for role in ("x", "y"):
+    a = np.load(f"{d}/{role}.npy")
+    np.save(f"{d}/{role}.npy", np.stack([a, a[::-1]]))
+p = np.load(f"{d}/positions.npy")
+np.save(f"{d}/positions.npy", np.stack([p, p[:, ::-1]], axis=1))
+m = json.load(open(f"{d}/manifest.json"))
+m["axes"] = "bnhd"
+m.pop("convention", None)  # g1 is unstated by now: read from the data
+json.dump(m, open(f"{d}/manifest.json", "w"))
+PY
+expect 0 batch -- "$PECHECK" validate --dump "$tmp/batch" --quiet
+grep -qF "M-RoPE, 372 tokens x 2 heads x 128" "$tmp/batch.out" || { cat "$tmp/batch.out"; fail "batch: not 2 x 186 tokens"; }
+grep -qF "sectioned [16, 24, 24], base 1000000 (fit" "$tmp/batch.out" || { cat "$tmp/batch.out"; fail "batch: misread"; }
+
 # 2. A stated section the data contradict: Qwen3-VL's data stated as Qwen2-VL's.
 cp -r "$tmp/g2" "$tmp/contradicted"
 edit "$tmp/contradicted" "m['convention'] = {'rope_parameters': {'rope_theta': 5e6, 'mrope_section': [16, 24, 24]}}"
