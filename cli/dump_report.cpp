@@ -14,6 +14,7 @@
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
+#include "dumpcheck/shaw_dump.hpp"
 #include "dumpcheck/t5_dump.hpp"
 #include "tensorfiles/array.hpp"
 
@@ -75,6 +76,9 @@ Measurement no_fit(const std::string& property, const Dump& d, const FitError& e
 
 std::string shape_text(const Dump& d) {
   if (d.kind == Kind::rope) return fmt::format("RoPE, {} tokens x {} heads x {}", d.tokens(), d.heads, d.width);
+  if (d.kind == Kind::shaw)
+    return fmt::format("Shaw scores, {} x {} tokens, head_dim {}, table of {} rows", d.tokens(), d.tokens(), d.width,
+                       d.max_len);
   if (d.kind == Kind::mrope)
     return fmt::format("M-RoPE, {} tokens x {} heads x {}, positions on 3 axes", d.tokens(), d.heads, d.width);
   if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
@@ -136,6 +140,15 @@ Checked check_dump(Dump d, tol::Contract contract) {
                                  layout_name(pairing.layout), pairing.rotary_dim);
       c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
     }
+  } else if (d.kind == Kind::shaw) {
+    c.convention =
+        fmt::format("Shaw, K = {} (the table's 2K + 1 rows), head_dim {}, scale {}", (d.max_len - 1) / 2, d.width,
+                    d.shaw_scale == 1 ? std::string("1") : fmt::format("{:.9g} (stated)", d.shaw_scale));
+    Measurement m = shaw_agreement(d);
+    // A table read at p_i - p_j (the relative position's sign flipped) is the family's classic bug.
+    if (!m.holds() && d.max_len > 1 && shaw_agreement(d, true).holds())
+      m.summary += "; the scores fit the table read at p_i - p_j instead: the relative position's sign is reversed";
+    c.measurements = {m};
   } else if (d.kind == Kind::alibi) {
     const std::vector<double> slopes = read_alibi_slopes(d);
     c.convention =

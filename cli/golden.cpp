@@ -17,6 +17,7 @@
 #include "reference/mrope.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
+#include "reference/shaw.hpp"
 #include "reference/sinusoidal.hpp"
 #include "reference/t5.hpp"
 #include "tensorfiles/npy.hpp"
@@ -325,6 +326,33 @@ int golden(const GoldenOptions& g) {
     files.push_back(array("bias_f64", tensorfiles::ElementType::f64, {g.heads, n, n}, b_exact));
     arrays["bias"] = "bias.npy";
     describe = s.describe();
+  } else if (g.family == "shaw") {
+    // Random q, k (n, head_dim) and relative table (2K + 1, head_dim) in the dtype, and the scores
+    // (n, n) they give, the 50-digit value rounded once.
+    const ShawSpec s{.max_distance = static_cast<int>(number("max_distance", take("max_distance", "4"))),
+                     .head_dim = g.dim};
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for shaw", kv.begin()->first));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::mt19937_64 rng(g.seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    const std::size_t d = static_cast<std::size_t>(g.dim), rows = static_cast<std::size_t>(s.table_rows());
+    std::vector<double> q(static_cast<std::size_t>(n) * d), k(q.size()), table(rows * d);
+    for (auto* v : {&q, &k, &table})
+      for (double& e : *v) e = round_to(dt, uniform(rng));
+    std::vector<Real> qr(q.begin(), q.end()), kr(k.begin(), k.end()), tr(table.begin(), table.end());
+    std::vector<double> scores;
+    for (const Real& v : ref::shaw_scores<Real>(s, qr, kr, tr, positions))
+      scores.push_back(round_to(dt, ref::to_double(v)));
+    files.push_back(array("q", storage(dt), {n, g.dim}, q));
+    files.push_back(array("k", storage(dt), {n, g.dim}, k));
+    files.push_back(array("table", storage(dt), {s.table_rows(), g.dim}, table));
+    files.push_back(array("scores", storage(dt), {n, n}, scores));
+    for (const char* role : {"q", "k", "table", "scores"}) arrays[role] = std::string(role) + ".npy";
+    describe = s.describe();
   } else if (g.family == "t5") {
     // A random bucket table (num_buckets, heads) in the dtype and the bias (heads, n, n) it gives:
     // a gather, so the reference is exact.
@@ -350,7 +378,7 @@ int golden(const GoldenOptions& g) {
     convention = {{"bidirectional", s.bidirectional}, {"max_distance", s.max_distance}};
     describe = s.describe();
   } else {
-    throw UsageError(fmt::format("--family must be rope, mrope, sinusoidal, alibi or t5, got '{}'", g.family));
+    throw UsageError(fmt::format("--family must be rope, mrope, sinusoidal, alibi, t5 or shaw, got '{}'", g.family));
   }
   // Written into a sibling directory, then renamed into place: nothing is half-written.
   std::error_code ec;

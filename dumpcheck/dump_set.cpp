@@ -14,6 +14,7 @@
 #include "dumpcheck/dump_read.hpp"
 #include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
+#include "dumpcheck/shaw_dump.hpp"
 #include "dumpcheck/t5_dump.hpp"
 #include "tensorfiles/npy.hpp"
 #include "tensorfiles/safetensors.hpp"
@@ -239,10 +240,13 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "mrope") {
     d.kind = Kind::mrope;
     load_rope(m, reader, d);
+  } else if (family == "shaw") {
+    d.kind = Kind::shaw;
+    load_shaw(m, reader, d);
   } else {
-    throw FormatError(
-        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, mrope, sinusoidal, learned, alibi, t5)",
-                    where, family));
+    throw FormatError(fmt::format(
+        "{}: family '{}' cannot be validated from a dump yet (rope, mrope, sinusoidal, learned, alibi, t5, shaw)", where,
+        family));
   }
   if (m.contains("ftz")) {
     if (!m.at("ftz").is_boolean()) throw FormatError(fmt::format("{}: \"ftz\" must be true or false", where));

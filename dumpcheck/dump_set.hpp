@@ -15,7 +15,7 @@
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope };
+enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope, shaw };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -81,6 +81,9 @@ struct Dump {
   /// what the manifest states of the bucketing (the rest is read from the data).
   std::optional<bool> t5_bidirectional;
   std::optional<int> t5_max_distance;
+  /// Shaw: q in `x`, k in `y` ((n, head_dim), width head_dim), the relative table (2K + 1,
+  /// head_dim) in `table` (max_len its rows), the scores (n, n) in `bias`, times `shaw_scale`.
+  double shaw_scale = 1;
   std::size_t tokens() const { return positions.size(); }
 };
 

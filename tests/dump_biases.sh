@@ -4,7 +4,8 @@
 # wrong rule (the power-of-two formula applied to 12 heads, a known bug) fail alibi.slopes naming
 # the heads. T5: golden biases read back their bucketing (bidirectional and causal, max_distance);
 # one entry from the neighbouring bucket fails, named; a stated max_distance the data contradicts
-# reads as no bucketing. Malformed dumps are one line and exit 2.
+# reads as no bucketing. Shaw: golden scores validate; a table read at p_i - p_j fails, named;
+# a stated scale holds where the scores carry it. Malformed dumps are one line and exit 2.
 set -euo pipefail
 source "$(dirname "$0")/dump_lib.sh"
 
@@ -76,4 +77,34 @@ grep -qF "no T5 bucketing explains every entry" "$tmp/t5wrong.out" || { cat "$tm
 rm -rf "$tmp/m"; cp -r "$tmp/t5/dec" "$tmp/m"; edit "$tmp/m" "m['convention']={'buckets': 32}"
 expect 2 t5key -- "$PECHECK" validate --dump "$tmp/m"
 one_line t5key 'unknown key "buckets"'
+
+# Shaw's relative scores: golden's validate (bf16, K = 4, positions past K); the table read at
+# p_i - p_j (rows reversed: the sign bug) fails and says so; a stated scale (an attention layer's
+# 1/sqrt(d)) holds only where the scores carry it; malformed Shaw dumps are one line, exit 2.
+expect 0 shaw_golden -- "$PECHECK" golden --family shaw --dim 16 --dtype bf16 --positions 0:12,40:60:3 --out "$tmp/shaw"
+expect 0 shaw -- "$PECHECK" validate --dump "$tmp/shaw" --quiet
+grep -qF "convention: Shaw, K = 4 (the table's 2K + 1 rows), head_dim 16, scale 1" "$tmp/shaw.out" ||
+  { cat "$tmp/shaw.out"; fail "shaw not read"; }
+rm -rf "$tmp/m"; cp -r "$tmp/shaw" "$tmp/m"
+"$py" -c "import numpy as np, sys; p = sys.argv[1]; np.save(p, np.load(p)[::-1].copy())" "$tmp/m/table.npy"
+expect 1 shaw_reversed -- "$PECHECK" validate --dump "$tmp/m" --quiet
+grep -qF "the relative position's sign is reversed" "$tmp/shaw_reversed.out" ||
+  { cat "$tmp/shaw_reversed.out"; fail "the reversed table was not named"; }
+expect 0 shaw_f32 -- "$PECHECK" golden --family shaw --dim 64 --positions 0:20 --out "$tmp/shaw32"
+"$py" -c "import numpy as np, sys; p = sys.argv[1]; np.save(p, (np.load(p) * np.float32(0.125)).astype(np.float32))" \
+  "$tmp/shaw32/scores.npy"
+expect 1 shaw_unstated -- "$PECHECK" validate --dump "$tmp/shaw32" --quiet
+edit "$tmp/shaw32" "m['convention'] = {'scale': 0.125}"
+expect 0 shaw_scaled -- "$PECHECK" validate --dump "$tmp/shaw32" --quiet
+for case in "even|np.save(d + '/table.npy', np.load(d + '/table.npy')[:8])|an odd row count" \
+  "scores|np.save(d + '/scores.npy', np.load(d + '/scores.npy')[:, :5])|the scores must be"; do
+  IFS='|' read -r name change message <<<"$case"
+  rm -rf "$tmp/m"; cp -r "$tmp/shaw" "$tmp/m"
+  "$py" -c "import numpy as np, sys; d = sys.argv[1]; $change" "$tmp/m"
+  expect 2 "shaw_$name" -- "$PECHECK" validate --dump "$tmp/m"
+  one_line "shaw_$name" "$message"
+done
+rm -rf "$tmp/m"; cp -r "$tmp/shaw" "$tmp/m"; edit "$tmp/m" "m['convention'] = {'scaling': 0.5}"
+expect 2 shaw_key -- "$PECHECK" validate --dump "$tmp/m"
+one_line shaw_key 'unknown key "scaling"'
 echo "dump_biases: all expectations held"
