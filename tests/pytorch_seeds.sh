@@ -24,6 +24,8 @@ has "convention: none fits (RoPE"
 has "no known rule explains every pair; nearest:"
 # LearnedPositionalEncoding: exact inside its table, refuses positions past it.
 has "positions >= max_len = 5000 fail (IndexError"
+# RelativePositionEmbedding: its comment says j - i, its code computes i - j.
+has "the relative position's sign is reversed"
 # PositionalEncoding: the fp32 table, off by ~3.9e-4 up to position 5000.
 has "convention: sinusoid interleaved, Vaswani frequencies, d_model 128, base 10000 (fit"
 "$py" - "$tmp/r.json" <<'PY'
@@ -48,6 +50,9 @@ last = table["octaves"][-1]
 assert last["from"] == 4096 and 3.0e-4 < last["max_abs_error"] < 4.5e-4, last
 assert by[("seed-positional-encoding", "sinusoidal.bounds")]["verdict"] == "pass"
 assert by[("seed-learned-positional-encoding", "learned.agrees_with_reference")]["verdict"] == "pass"
+shaw = by[("seed-relative-position-embedding", "shaw.agrees_with_reference")]
+assert shaw["verdict"] == "fail" and shaw["max_error_u"] > 1e3, shaw
+assert all(o["holds"] for o in shaw["octaves"] if o["to"] == 1), shaw["octaves"]  # distance 0: i - j = j - i
 print("pytorch_seeds: every expected finding is in the report")
 PY
 

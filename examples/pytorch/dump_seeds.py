@@ -75,6 +75,22 @@ def learned(out):
                 "x": x[0, rows].numpy(), "y": y[0, rows].numpy()})
 
 
+def relative_position_embedding(out):
+    """Seed 002's RelativePositionEmbedding (K = 32, d = 64) over 80 tokens, its (n, n, d) embeddings
+    turned into Shaw's scores the way its attention uses them: q_i . k_j + q_i . e[i, j]."""
+    torch.manual_seed(5)
+    n, d = 80, 64
+    module = seed_encoders.RelativePositionEmbedding(d, max_relative_distance=32)
+    with torch.no_grad():
+        q, k = torch.randn(n, d), torch.randn(n, d)
+        e = module(n)
+        scores = q @ k.T + torch.einsum("id,ijd->ij", q, e)
+    write_dump(out, "seed-relative-position-embedding",
+               {"encoder": "seed RelativePositionEmbedding (scores q.k + q.e)", "family": "shaw", "dtype": "f32"},
+               {"positions": np.arange(n, dtype=np.int64), "q": q.numpy(), "k": k.numpy(),
+                "table": module.relative_embeddings.weight.detach().numpy(), "scores": scores.numpy()})
+
+
 def apply_rope(out):
     torch.manual_seed(1)
     seq_len, d = 65536, 64
@@ -130,6 +146,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     sinusoidal(out)
     learned(out)
+    relative_position_embedding(out)
     apply_rope(out)
     rotary_positional_embedding(out)
     hf_llama(out)
