@@ -138,7 +138,7 @@ Checked check_dump(Dump d, tol::Contract contract) {
       const RopeSpec pairing = fit_rope_pairing(d);
       c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
                                  layout_name(pairing.layout), pairing.rotary_dim);
-      c.measurements = {no_fit("rope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
+      c.measurements = {no_fit("mrope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
     }
   } else if (d.kind == Kind::shaw) {
     c.convention =

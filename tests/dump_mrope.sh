@@ -60,6 +60,8 @@ edit "$tmp/contradicted" "m['convention'] = {'rope_parameters': {'rope_theta': 5
 expect 1 contradicted -- "$PECHECK" validate --dump "$tmp/contradicted"
 grep -q "they fit interleaved \[24, 20, 20\]" "$tmp/contradicted.out" ||
   { cat "$tmp/contradicted.out"; fail "contradicted: no hint of what the data fit"; }
+grep -qE "^  mrope.agrees_with_reference +FAIL" "$tmp/contradicted.out" ||
+  { cat "$tmp/contradicted.out"; fail "contradicted: the failure is not mrope.agrees_with_reference's"; }
 
 # 2b. The convention `pecheck manifest` prints from a Qwen2-VL config (4.x's rope_scaling of type
 # "mrope"; 5.x's text_config.rope_parameters) is an M-RoPE manifest the reader takes.
