@@ -91,9 +91,10 @@ void positive_heads(std::string_view what, int heads) {
   if (heads <= 0) throw std::invalid_argument(fmt::format("{} needs heads > 0, got {}", what, heads));
 }
 
-/// Every tensor of the call against its declared shape (the spec validated first: shapes read it).
+/// The spec, then every tensor of the call against its declared shape (shapes read the spec).
 template <class Call>
-void check_tensors(const Call& c) {
+void check_call(const Call& c) {
+  c.spec.validate();
   for (const TensorArg& t : c.tensors())
     require_size(fmt::format("{} {}", op_name(Call::op), t.name), t.given(), t.elements());
 }
@@ -148,51 +149,30 @@ std::vector<TensorArg> MropeApply::tensors() const {
           positions_arg("height", height, n), positions_arg("width", width, n)};
 }
 
-void SinusoidalTable::check() const {
-  spec.validate();
-  check_tensors(*this);
-}
-void LearnedAdd::check() const {
-  spec.validate();
-  check_tensors(*this);
-}
+void SinusoidalTable::check() const { check_call(*this); }
+void LearnedAdd::check() const { check_call(*this); }
 void RopeApply::check() const {
-  spec.validate();
   positive_heads("RoPE", heads);
-  check_tensors(*this);
+  check_call(*this);
 }
-void AlibiBias::check() const {
-  spec.validate();
-  check_tensors(*this);
-}
-void ShawScores::check() const {
-  spec.validate();
-  check_tensors(*this);
-}
-void T5Bias::check() const {
-  spec.validate();
-  check_tensors(*this);
-}
+void AlibiBias::check() const { check_call(*this); }
+void ShawScores::check() const { check_call(*this); }
+void T5Bias::check() const { check_call(*this); }
 void Attention::check() const {
-  spec.validate();
+  spec.validate();  // queries read below
   if (static_cast<std::size_t>(spec.queries) > positions.size())
     throw std::invalid_argument(
         fmt::format("attention queries ({}) exceed the tokens given ({})", spec.queries, positions.size()));
-  check_tensors(*this);
+  check_call(*this);
 }
-void Sinusoidal2dTable::check() const {
-  spec.validate();
-  check_tensors(*this);
-}
+void Sinusoidal2dTable::check() const { check_call(*this); }
 void Rope2dApply::check() const {
-  spec.validate();
   positive_heads("2-D RoPE", heads);
-  check_tensors(*this);
+  check_call(*this);
 }
 void MropeApply::check() const {
-  spec.validate();
   positive_heads("M-RoPE", heads);
-  check_tensors(*this);
+  check_call(*this);
 }
 
 }  // namespace pecheck
