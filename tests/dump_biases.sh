@@ -4,7 +4,7 @@
 # wrong rule (the power-of-two formula applied to 12 heads, a known bug) fail alibi.slopes naming
 # the heads. T5: golden biases read back their bucketing (bidirectional and causal, max_distance);
 # one entry from the neighbouring bucket fails, named; a stated max_distance the data contradicts
-# reads as no bucketing. Shaw: golden scores validate; a table read at p_i - p_j fails, named;
+# reads as no bucketing; far from position 0 a wrong entry's distance octave is shown. Shaw: golden scores validate; a table read at p_i - p_j fails, named;
 # a stated scale holds where the scores carry it. Malformed dumps are one line and exit 2.
 set -euo pipefail
 source "$(dirname "$0")/dump_lib.sh"
@@ -74,6 +74,19 @@ grep -qF "head 1, query 0 key 44 (relative 1500)" "$tmp/t5bad.out" || { cat "$tm
 edit "$tmp/t5/dec" "m['convention']={'max_distance': 128}"
 expect 1 t5wrong -- "$PECHECK" validate --dump "$tmp/t5/dec" --quiet
 grep -qF "no T5 bucketing explains every entry" "$tmp/t5wrong.out" || { cat "$tmp/t5wrong.out"; fail "a wrong max_distance passed"; }
+# Far from position 0, a wrong entry at distance 1 is in an octave of distance the table shows
+# (the tokens are counted by distance, as the errors are filed), not lost from it.
+expect 0 t5_far_golden -- "$PECHECK" golden --family t5 --heads 2 --positions 5000:5040 --out "$tmp/t5far"
+"$py" - "$tmp/t5far" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+b, t = np.load(f"{d}/bias.npy"), np.load(f"{d}/table.npy")
+b[0, 0, 1] = t[0, 0] if b[0, 0, 1] != t[0, 0] else t[2, 0]  # query 0, key 1: distance 1
+np.save(f"{d}/bias.npy", b)
+PY
+expect 1 t5_far -- "$PECHECK" validate --dump "$tmp/t5far"
+grep -qE "^    \[1,2\) .*over the bound" "$tmp/t5_far.out" || { cat "$tmp/t5_far.out"; fail "t5_far: the distance-1 octave is not shown failing"; }
 rm -rf "$tmp/m"; cp -r "$tmp/t5/dec" "$tmp/m"; edit "$tmp/m" "m['convention']={'buckets': 32}"
 expect 2 t5key -- "$PECHECK" validate --dump "$tmp/m"
 one_line t5key 'unknown key "buckets"'
