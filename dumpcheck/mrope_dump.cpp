@@ -23,10 +23,6 @@ using Json = nlohmann::json;
 
 namespace {
 
-/// Two readings of one pair at one axis position differing by more than this (radians) mean the
-/// axis does not turn the pair: a bf16 reading is good to about 1e-2.
-constexpr double kSameAngle = 0.05;
-
 /// mrope_section of released configs (Qwen2-VL and Qwen2.5-VL; Qwen3-VL; GLM-4.1V; HunYuan-VL 4).
 constexpr std::array<std::array<int, 3>, 4> kReleasedSections = {
     {{16, 24, 24}, {24, 20, 20}, {8, 12, 12}, {12, 10, 10}}};
@@ -312,6 +308,7 @@ MropeFit fit_mrope(const Dump& d) {
                                pairs_text, r.text, stated ? "stated" : "sectioned or interleaved", what));
   }
   f.spec = fits.named;
+  f.exact = combined_exact(d, f.rope, axis_map(f.spec), per_axis);
   const std::size_t maps = fits.maps;
   f.ambiguous = maps > 1;
   const char* said = d.mrope.section && d.mrope.assignment ? " (stated)"
@@ -330,11 +327,8 @@ MropeFit fit_mrope(const Dump& d) {
 
 Measurement mrope_agreement(const Dump& d, const MropeFit& f, tol::Contract judged) {
   const std::vector<int> axis_of = axis_map(f.spec);
-  std::array<std::vector<double>, 3> per_axis;
-  for (std::size_t a = 0; a < 3; ++a) per_axis[a] = rope_exact(d, f.rope, d.axes[a]);
-  const std::vector<double> exact = combined_exact(d, f.rope, axis_of, per_axis);
   Measurement m = rotation_agreement(
-      d, f.rope, exact,
+      d, f.rope, f.exact,
       [&](std::size_t token, int pair) {
         return d.axes[static_cast<std::size_t>(axis_of[static_cast<std::size_t>(pair)])][token];
       },

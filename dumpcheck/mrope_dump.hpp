@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "dumpcheck/agreement.hpp"
 #include "dumpcheck/dump_set.hpp"
@@ -23,14 +24,16 @@ void read_mrope_convention(const nlohmann::json& convention, Dump& d, const std:
 struct MropeFit {
   MropeSpec spec;  ///< over the rotated dims: spec.head_dim is rope.rotary_dim
   RopeSpec rope;   ///< the dump's head: head_dim, rotary_dim, layout and base of the 1-D RoPE each pair is part of
-  bool ambiguous = false;  ///< several assignments explain every pair and differ where the positions never tell
-  std::string text;        ///< "M-RoPE half_split, rotary_dim 128 of 128, sectioned [16, 24, 24], base 1e+06 ..."
+  bool ambiguous = false;     ///< several assignments explain every pair and differ where the positions never tell
+  std::vector<double> exact;  ///< the dump's output under spec, from the 50-digit reference (what agreement compares)
+  std::string text;           ///< "M-RoPE half_split, rotary_dim 128 of 128, sectioned [16, 24, 24], base 1e+06 ..."
 };
 
 /// Throws FitError when no M-RoPE explains the pairs.
 MropeFit fit_mrope(const Dump& d);
 
-/// mrope.agrees_with_reference on an M-RoPE dump: RoPE's agreement, each pair judged at its axis's position.
+/// mrope.agrees_with_reference on the dump f was fitted to: RoPE's agreement against f.exact,
+/// each pair judged at its axis's position.
 Measurement mrope_agreement(const Dump& d, const MropeFit& f, tol::Contract judged);
 
 }  // namespace pecheck::dumpcheck
