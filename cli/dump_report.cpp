@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "dumpcheck/alibi_dump.hpp"
+#include "dumpcheck/attention_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
@@ -81,6 +82,10 @@ std::string shape_text(const Dump& d) {
                        d.max_len);
   if (d.kind == Kind::mrope)
     return fmt::format("M-RoPE, {} tokens x {} heads x {}, positions on 3 axes", d.tokens(), d.heads, d.width);
+  if (d.kind == Kind::attention)
+    return fmt::format("attention, {} queries x {} keys x {} heads x {}",
+                       d.x.size() / static_cast<std::size_t>(d.batch * d.heads * d.width),
+                       d.tokens() / static_cast<std::size_t>(d.batch), d.heads, d.width);
   if (d.kind == Kind::learned) return fmt::format("learned, {} tokens x {}", d.tokens(), d.width);
   if (d.kind == Kind::t5)
     return fmt::format("T5 bias, {} heads x {} x {}, {} buckets", d.heads, d.tokens(), d.tokens(), d.max_len);
@@ -148,6 +153,14 @@ Checked check_dump(Dump d, tol::Contract contract) {
     // A table read at p_i - p_j (the relative position's sign flipped) is the family's classic bug.
     if (!m.holds() && d.max_len > 1 && shaw_agreement(d, true).holds())
       m.summary += "; the scores fit the table read at p_i - p_j instead: the relative position's sign is reversed";
+    c.measurements = {m};
+  } else if (d.kind == Kind::attention) {
+    c.convention = attention_text(d);
+    Measurement m = attention_agreement(d, contract);
+    // A reading that meets no contract (not even rounded-p) is a wrong convention or a bug: read it
+    // again under the conventions kernels confuse.
+    if (!m.contracts->met)
+      if (const std::string hint = attention_hint(d); !hint.empty()) m.summary += "; " + hint;
     c.measurements = {m};
   } else if (d.kind == Kind::alibi) {
     const std::vector<double> slopes = read_alibi_slopes(d);

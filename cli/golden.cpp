@@ -14,6 +14,7 @@
 
 #include "cli/commands.hpp"
 #include "reference/alibi.hpp"
+#include "reference/attention.hpp"
 #include "reference/mrope.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
@@ -377,8 +378,59 @@ int golden(const GoldenOptions& g) {
     arrays["bias"] = "bias.npy";
     convention = {{"bidirectional", s.bidirectional}, {"max_distance", s.max_distance}};
     describe = s.describe();
+  } else if (g.family == "attention") {
+    // Random Q (the last `queries` tokens), K and V (every token, kv_heads heads) in the dtype and
+    // the output (queries, heads, dim) they give under the stated mask, window, scale and ALiBi or
+    // RoPE inside, the 50-digit value rounded once.
+    AttentionSpec s{.heads = g.heads, .head_dim = g.dim};
+    s.kv_heads = static_cast<int>(number("kv_heads", take("kv_heads", "0")));
+    s.queries = static_cast<int>(number("queries", take("queries", "0")));
+    s.causal = number("causal", take("causal", "0")) != 0;
+    s.window = static_cast<int>(number("window", take("window", "0")));
+    if (const std::string scale = take("scale", ""); !scale.empty()) s.scale = number("scale", scale);
+    const std::string pe = take("pe", "none");
+    if (pe != "none" && pe != "alibi" && pe != "rope")
+      throw UsageError(fmt::format("--convention: pe must be none, alibi or rope, got '{}'", pe));
+    s.pe = pe == "alibi" ? AttentionPE::alibi : pe == "rope" ? AttentionPE::rope : AttentionPE::none;
+    nlohmann::json rope;
+    if (s.pe == AttentionPE::rope) {  // RoPE inside: Q and K written before rotation
+      s.rope_layout = rope_layout(take("layout", "half_split"));
+      s.pe_base = number("base", take("base", "10000"));
+      s.rotary_dim = static_cast<int>(number("rotary_dim", take("rotary_dim", std::to_string(g.dim).c_str())));
+      rope = {{"layout", layout_name(s.rope_layout)}, {"base", s.pe_base}, {"rotary_dim", s.rope().rotary_dim}};
+    }
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for attention", kv.begin()->first));
+    try {
+      s.validate();
+      if (s.query_count(static_cast<std::size_t>(n)) > static_cast<std::size_t>(n))
+        throw std::invalid_argument(fmt::format("queries {} exceed the {} positions", s.queries, n));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    std::mt19937_64 rng(g.seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    const std::int64_t nq = static_cast<std::int64_t>(s.query_count(static_cast<std::size_t>(n)));
+    std::vector<double> q(static_cast<std::size_t>(nq * s.width())), k(static_cast<std::size_t>(n * s.kv_width())),
+        v(k.size());
+    for (auto* x : {&q, &k, &v})
+      for (double& e : *x) e = round_to(dt, uniform(rng));
+    const auto real = [](const std::vector<double>& x) { return std::vector<Real>(x.begin(), x.end()); };
+    std::vector<double> out;
+    for (const Real& e : ref::attention<Real>(s, positions, {real(q), real(k), real(v)}, {}))
+      out.push_back(round_to(dt, ref::to_double(e)));
+    files.push_back(array("q", storage(dt), {nq, s.heads, g.dim}, q));
+    files.push_back(array("k", storage(dt), {n, s.kv_count(), g.dim}, k));
+    files.push_back(array("v", storage(dt), {n, s.kv_count(), g.dim}, v));
+    files.push_back(array("out", storage(dt), {nq, s.heads, g.dim}, out));
+    for (const char* role : {"q", "k", "v", "out"}) arrays[role] = std::string(role) + ".npy";
+    convention = {{"causal", s.causal}, {"pe", pe}};
+    if (!rope.is_null()) convention["rope"] = rope;
+    if (s.window > 0) convention["window"] = s.window;
+    if (s.scale) convention["scale"] = *s.scale;
+    describe = s.describe();
   } else {
-    throw UsageError(fmt::format("--family must be rope, mrope, sinusoidal, alibi, t5 or shaw, got '{}'", g.family));
+    throw UsageError(
+        fmt::format("--family must be rope, mrope, sinusoidal, alibi, t5, shaw or attention, got '{}'", g.family));
   }
   // Written into a sibling directory, then renamed into place: nothing is half-written.
   std::error_code ec;

@@ -20,25 +20,26 @@ namespace {
 
 using namespace dumpcheck;
 
-/// --contract NAME: exact (the default), dtype-trig or fp32-angles: a dump holds RoPE outputs, and
-/// rounded-p governs attention.
-tol::Contract parse_contract(const std::string& name) {
-  const tol::Contract c = contract_named(name);
-  if (!governs(c, Op::rope_apply))
-    throw UsageError(
-        fmt::format("--contract: '{}' governs attention, and a dump holds RoPE outputs (exact, "
-                    "dtype-trig or fp32-angles)",
-                    name));
-  return c;
+/// --contract NAME: exact (the default), dtype-trig, fp32-angles or rounded-p; rounded-p governs
+/// attention only, so a set with no attention dump refuses it (after reading, before printing).
+void require_governed(tol::Contract c, const std::vector<Checked>& checked) {
+  if (governs(c, Op::rope_apply)) return;
+  for (const Checked& k : checked)
+    if (k.dump.kind == Kind::attention) return;
+  throw UsageError(
+      fmt::format("--contract: '{}' governs attention, and these dumps hold position encodings (exact, dtype-trig or "
+                  "fp32-angles)",
+                  tol::contract_name(c)));
 }
 
 }  // namespace
 
 int validate_dump(VerifyOptions o) {
   check_common_options(o);
-  const tol::Contract contract = parse_contract(o.contract.empty() ? "exact" : o.contract);
+  const tol::Contract contract = contract_named(o.contract.empty() ? "exact" : o.contract);
   const auto start = std::chrono::steady_clock::now();
   auto [checked, unreadable] = read_dump_set(o.dump, contract);
+  require_governed(contract, checked);
   VerifyRun run;
   run.seed = o.seed.value_or(0);  // nothing is drawn: the dump is the case
   std::cout << fmt::format("pecheck validate --dump {}: {} dump{}{}\n", o.dump, checked.size(),

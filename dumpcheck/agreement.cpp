@@ -25,8 +25,9 @@ double pair_norm(double a, double b) { return std::hypot(a, b); }
 }  // namespace
 
 std::string ContractReading::text() const {
-  std::string t = met ? fmt::format("{} contract met", tol::contract_name(*met))
-                      : std::string("no contract met (not even fp32 angles: a wrong convention or a bug)");
+  std::string t =
+      met ? fmt::format("{} contract met", tol::contract_name(*met))
+          : fmt::format("no contract met (not even {}: a wrong convention or a bug)", tol::contract_name(weakest));
   if (exact_to) return t + fmt::format("; exact to position {}", *exact_to);
   return t + "; exact at every position present";
 }

@@ -25,11 +25,13 @@ struct Octave {
   bool holds() const { return max_ratio <= 1; }
 };
 
-/// RoPE agreement under the accuracy contracts (harness/tolerance.hpp): which one the check was
-/// judged by, the strongest one every pair of the dump meets, and where the exact one stops.
+/// Agreement under the accuracy contracts (harness/tolerance.hpp) of RoPE or attention: which one
+/// the check was judged by, the strongest one every pair (output) of the dump meets, and where the
+/// exact one stops.
 struct ContractReading {
   tol::Contract judged = tol::Contract::exact;
-  std::optional<tol::Contract> met;      ///< nullopt: not even fp32 angles (a wrong convention)
+  tol::Contract weakest = tol::Contract::fp32_angles;  ///< the last rung of the ladder read
+  std::optional<tol::Contract> met;                    ///< nullopt: not even fp32 angles (a wrong convention)
   std::optional<std::int64_t> exact_to;  ///< the exact contract holds below this position; nullopt: everywhere
   std::string text() const;              ///< "fp32-angles contract met; exact to position 4"
 };

@@ -1,5 +1,6 @@
 #include "dumpcheck/dump_read.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace pecheck::dumpcheck::read {
@@ -46,6 +47,41 @@ std::vector<double> clean_floats(const tensorfiles::Array& a, const std::string&
   require_finite(v, a.name);
   require_representable(v, dt, a.name);
   return v;
+}
+
+std::vector<double> to_bnhd(const tensorfiles::Array& a, const std::string& axes, std::int64_t dims[4]) {
+  if (a.shape.size() != axes.size())
+    throw FormatError(fmt::format("{}: rank {} does not match axes \"{}\"", a.name, a.shape.size(), axes));
+  const std::string order = "bnhd";
+  std::int64_t extent[4] = {1, 1, 1, 1}, stride[4] = {0, 0, 0, 0};
+  std::int64_t s = 1;
+  for (int k = static_cast<int>(axes.size()) - 1; k >= 0; --k) {
+    const auto at = order.find(axes[static_cast<std::size_t>(k)]);
+    extent[at] = a.shape[static_cast<std::size_t>(k)];
+    stride[at] = s;
+    s *= a.shape[static_cast<std::size_t>(k)];
+  }
+  std::vector<double> out;
+  out.reserve(a.values.size());
+  for (std::int64_t b = 0; b < extent[0]; ++b)
+    for (std::int64_t n = 0; n < extent[1]; ++n)
+      for (std::int64_t h = 0; h < extent[2]; ++h)
+        for (std::int64_t d = 0; d < extent[3]; ++d)
+          out.push_back(
+              a.values[static_cast<std::size_t>(b * stride[0] + n * stride[1] + h * stride[2] + d * stride[3])]);
+  std::copy(extent, extent + 4, dims);
+  return out;
+}
+
+void check_axes(const std::string& axes, const std::string& where) {
+  std::string sorted = axes;
+  std::sort(sorted.begin(), sorted.end());
+  const bool letters =
+      std::all_of(axes.begin(), axes.end(), [](char c) { return std::string("bnhd").find(c) != std::string::npos; });
+  if (!letters || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
+      axes.find('n') == std::string::npos || axes.find('d') == std::string::npos)
+    throw FormatError(
+        fmt::format("{}: axes \"{}\" must use each of b, n, h, d at most once, n and d included", where, axes));
 }
 
 }  // namespace pecheck::dumpcheck::read

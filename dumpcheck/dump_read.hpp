@@ -78,4 +78,10 @@ void require_finite(const std::vector<double>& v, const std::string& what);
 /// outputs as every family takes them.
 std::vector<double> clean_floats(const tensorfiles::Array& a, const std::string& role, DType dt);
 
+/// Reorders (b, h, n, d)-like axes into (b, n, h, d) given the manifest's axis letters; dims
+/// gets the four extents (1 for a letter the axes lack).
+std::vector<double> to_bnhd(const tensorfiles::Array& a, const std::string& axes, std::int64_t dims[4]);
+/// The manifest's "axes": each of b, n, h, d at most once, n and d included.
+void check_axes(const std::string& axes, const std::string& where);
+
 }  // namespace pecheck::dumpcheck::read

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dumpcheck/alibi_dump.hpp"
+#include "dumpcheck/attention_dump.hpp"
 #include "dumpcheck/dump_read.hpp"
 #include "dumpcheck/mrope_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
@@ -28,42 +29,6 @@ using Json = nlohmann::json;
 namespace {
 
 using namespace read;
-
-/// Reorders (b, h, n, d)-like axes into (b, n, h, d) given the manifest's axis letters.
-std::vector<double> to_bnhd(const tensorfiles::Array& a, const std::string& axes, std::int64_t dims[4]) {
-  if (a.shape.size() != axes.size())
-    throw FormatError(fmt::format("{}: rank {} does not match axes \"{}\"", a.name, a.shape.size(), axes));
-  const std::string order = "bnhd";
-  std::int64_t extent[4] = {1, 1, 1, 1}, stride[4] = {0, 0, 0, 0};
-  std::int64_t s = 1;
-  for (int k = static_cast<int>(axes.size()) - 1; k >= 0; --k) {
-    const auto at = order.find(axes[static_cast<std::size_t>(k)]);
-    extent[at] = a.shape[static_cast<std::size_t>(k)];
-    stride[at] = s;
-    s *= a.shape[static_cast<std::size_t>(k)];
-  }
-  std::vector<double> out;
-  out.reserve(a.values.size());
-  for (std::int64_t b = 0; b < extent[0]; ++b)
-    for (std::int64_t n = 0; n < extent[1]; ++n)
-      for (std::int64_t h = 0; h < extent[2]; ++h)
-        for (std::int64_t d = 0; d < extent[3]; ++d)
-          out.push_back(
-              a.values[static_cast<std::size_t>(b * stride[0] + n * stride[1] + h * stride[2] + d * stride[3])]);
-  std::copy(extent, extent + 4, dims);
-  return out;
-}
-
-void check_axes(const std::string& axes, const std::string& where) {
-  std::string sorted = axes;
-  std::sort(sorted.begin(), sorted.end());
-  const bool letters =
-      std::all_of(axes.begin(), axes.end(), [](char c) { return std::string("bnhd").find(c) != std::string::npos; });
-  if (!letters || std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
-      axes.find('n') == std::string::npos || axes.find('d') == std::string::npos)
-    throw FormatError(
-        fmt::format("{}: axes \"{}\" must use each of b, n, h, d at most once, n and d included", where, axes));
-}
 
 void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   const std::string where = r.manifest();
@@ -243,18 +208,23 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "shaw") {
     d.kind = Kind::shaw;
     load_shaw(m, reader, d);
+  } else if (family == "attention") {
+    d.kind = Kind::attention;
+    load_attention(m, reader, d);
   } else {
-    throw FormatError(fmt::format(
-        "{}: family '{}' cannot be validated from a dump yet (rope, mrope, sinusoidal, learned, alibi, t5, shaw)", where,
-        family));
+    throw FormatError(
+        fmt::format("{}: family '{}' cannot be validated from a dump yet (rope, mrope, sinusoidal, learned, alibi, t5, "
+                    "shaw, attention)",
+                    where, family));
   }
   if (m.contains("ftz")) {
     if (!m.at("ftz").is_boolean()) throw FormatError(fmt::format("{}: \"ftz\" must be true or false", where));
     d.ftz = m.at("ftz").get<bool>();
   }
   if (d.ftz)  // the inputs as the flushing platform read them
-    for (double& v : d.x)
-      if (std::fabs(v) < FLT_MIN) v = std::copysign(0.0, v);
+    for (std::vector<double>* input : {&d.x, &d.k, &d.v})
+      for (double& v : *input)
+        if (std::fabs(v) < FLT_MIN) v = std::copysign(0.0, v);
   return d;
 }
 

@@ -15,7 +15,7 @@
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope, shaw };
+enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope, shaw, attention };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -84,6 +84,13 @@ struct Dump {
   /// Shaw: q in `x`, k in `y` ((n, head_dim), width head_dim), the relative table (2K + 1,
   /// head_dim) in `table` (max_len its rows), the scores (n, n) in `bias`, times `shaw_scale`.
   double shaw_scale = 1;
+  /// Attention: q in `x` (batch, queries, heads, head_dim), the output in `y` (the same shape), K
+  /// and V in `k` and `v` (batch, n, kv_heads, head_dim), `positions` the keys' (batch x n: each
+  /// sequence's own, or the shared ones repeated); the spec as the manifest states it (nothing is
+  /// fitted: every field has a default that real kernels take).
+  std::optional<AttentionSpec> attention;
+  std::vector<double> k, v;
+  int batch = 1;
   std::size_t tokens() const { return positions.size(); }
 };
 

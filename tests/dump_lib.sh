@@ -1,8 +1,8 @@
 # Shared by the dump test scripts (sourced, after `set -euo pipefail`): a scratch directory $tmp
-# removed at exit, Debian's python as $py, and the checks every script makes.
+# removed at exit (kept when KEEP is set), Debian's python as $py, and the checks every script makes.
 : "${PECHECK:?}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 py=/usr/bin/python3  # Debian's, with numpy, whatever else is first on PATH
 fail() { echo "FAIL: $*" >&2; exit 1; }
 expect() {  # expect STATUS NAME -- command...: output in $tmp/NAME.{out,err}

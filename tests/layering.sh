@@ -60,6 +60,20 @@ while IFS= read -r file; do
 done < <(find spec interface reference impl harness properties mutants tensorfiles plugin dumpcheck downstream cli python/src \
            -name '*.hpp' -o -name '*.cpp' -o -name '*.cu' -o -name '*.h' 2>/dev/null | sort)
 
+# dumpcheck/ may read a family's cases and bound from properties/, never a theorem file (its row
+# in docs/architecture.md says so in words this script cannot read).
+while IFS= read -r file; do
+  while IFS= read -r inc; do
+    case "$inc" in
+      properties/*/*_cases.hpp) ;;
+      properties/*)
+        echo "$file includes \"$inc\": dumpcheck/ may include a family's cases (properties/*/*_cases.hpp) only"
+        violations=$((violations + 1))
+        ;;
+    esac
+  done < <(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$file")
+done < <(find dumpcheck -name '*.hpp' -o -name '*.cpp' 2>/dev/null | sort)
+
 # Inside impl/: the width-generic kernel bodies (impl/simd/) include no width, and no width's
 # vector code includes another width's (an inline function of impl/avx2/simd.hpp built in an
 # AVX-512 unit could be the copy the linker keeps for AVX2 callers: AVX-512 code on an AVX2 CPU).
