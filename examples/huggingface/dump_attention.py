@@ -1,0 +1,109 @@
+"""Dumps attention as PyTorch and transformers compute it, for `pecheck validate --dump`
+(docs/dumps.md, family "attention"): torch's scaled_dot_product_attention (prefill, grouped-query
+with enable_gqa, a stated scale, a long sequence past its CPU kernel's key blocks), transformers'
+sdpa_attention_forward (a grouped-query decode step, which it packs; a sliding window given as a
+mask) and eager_attention_forward (softmax in fp32, P cast to the dtype before P.V). One more is
+PyTorch's documented pitfall: is_causal=True with fewer queries than keys aligns the mask
+top-left, so a chunk of queries against a cache sees the cache's first keys, not its own.
+
+Writes DIR/<name>/ per dump and DIR/expected.json: name -> what pecheck should read (verdict, the
+contract met, a phrase of the hint). Usage: python dump_attention.py DIR
+"""
+import json
+import math
+import os
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import transformers
+from dump_io import write
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.models.llama.modeling_llama import eager_attention_forward
+
+DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16, "f16": torch.float16}
+
+
+def inputs(seed, heads, kv_heads, queries, keys, dim, dtype):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, heads, queries, dim, generator=g).to(DTYPES[dtype])
+    k = torch.randn(1, kv_heads, keys, dim, generator=g).to(DTYPES[dtype])
+    v = torch.randn(1, kv_heads, keys, dim, generator=g).to(DTYPES[dtype])
+    return q, k, v
+
+
+def dump(out, name, encoder, dtype, q, k, v, o, convention, expected, want, axes="bhnd"):
+    """o in SDPA's layout (b, h, n, d) unless axes says otherwise (transformers' (b, n, h, d))."""
+    keys = k.shape[2]
+    write(out, name, {"encoder": encoder, "family": "attention", "dtype": dtype, "axes": "bhnd",
+                      "convention": convention},
+          {"q": q, "k": k, "v": v, "out": o if axes == "bhnd" else o.transpose(1, 2),
+           "positions": np.arange(keys, dtype=np.int64)})
+    expected[name] = want
+
+
+def torch_sdpa(out, expected):
+    with torch.no_grad():
+        for dtype in ("f32", "bf16", "f16"):
+            q, k, v = inputs(1, 4, 4, 48, 48, 64, dtype)
+            dump(out, f"sdpa-causal-{dtype}", f"torch {torch.__version__} scaled_dot_product_attention, causal",
+                 dtype, q, k, v, F.scaled_dot_product_attention(q, k, v, is_causal=True), {"causal": True},
+                 expected, {"verdict": "pass"})
+        q, k, v = inputs(2, 8, 2, 40, 40, 64, "bf16")
+        dump(out, "sdpa-gqa-bf16", "torch scaled_dot_product_attention, enable_gqa, causal", "bf16", q, k, v,
+             F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True), {"causal": True}, expected,
+             {"verdict": "pass"})
+        q, k, v = inputs(3, 4, 4, 32, 32, 64, "f32")
+        dump(out, "sdpa-scale-f32", "torch scaled_dot_product_attention, scale 1/64 (muP)", "f32", q, k, v,
+             F.scaled_dot_product_attention(q, k, v, scale=1 / 64), {"scale": 1 / 64}, expected, {"verdict": "pass"})
+        q, k, v = inputs(4, 2, 2, 300, 300, 64, "bf16")
+        dump(out, "sdpa-long-bf16", "torch scaled_dot_product_attention, causal, 300 tokens", "bf16", q, k, v,
+             F.scaled_dot_product_attention(q, k, v, is_causal=True), {"causal": True}, expected,
+             {"verdict": "pass"})
+        # The pitfall: a chunk of 4 queries against 48 cached keys with is_causal=True.
+        q, k, v = inputs(5, 4, 4, 4, 48, 64, "f32")
+        dump(out, "sdpa-chunk-is-causal-f32", "torch scaled_dot_product_attention, is_causal with a chunk", "f32",
+             q, k, v, F.scaled_dot_product_attention(q, k, v, is_causal=True), {"causal": True}, expected,
+             {"verdict": "fail", "hint": "aligned top-left"})
+
+
+def hf(out, expected):
+    module = SimpleNamespace(num_key_value_groups=4, is_causal=True, training=False)
+    version = f"transformers {transformers.__version__}"
+    with torch.no_grad():
+        for dtype in ("f32", "bf16"):
+            # A decode step: one query of 8 heads over 49 cached keys of 2 K/V heads, no mask.
+            q, k, v = inputs(6, 8, 2, 1, 49, 64, dtype)
+            o, _ = sdpa_attention_forward(module, q, k, v, None, scaling=1 / 8)
+            dump(out, f"hf-sdpa-decode-gqa-{dtype}", f"{version} sdpa_attention_forward, GQA decode step", dtype,
+                 q, k, v, o, {"causal": True}, expected, {"verdict": "pass"}, axes="bnhd")
+        # Mistral's sliding window of 16 as a boolean mask (True: attend).
+        q, k, v = inputs(7, 8, 2, 40, 40, 64, "bf16")
+        i, j = torch.arange(40)[:, None], torch.arange(40)[None, :]
+        mask = ((j <= i) & (j > i - 16))[None, None]
+        o, _ = sdpa_attention_forward(module, q, k, v, mask, scaling=1 / 8)
+        dump(out, "hf-sdpa-window-bf16", f"{version} sdpa_attention_forward, sliding window 16 as a mask", "bf16",
+             q, k, v, o, {"causal": True, "window": 16}, expected, {"verdict": "pass"}, axes="bnhd")
+        # Eager: softmax in fp32, then P cast to the dtype before P.V.
+        for dtype in ("f32", "bf16"):
+            q, k, v = inputs(8, 8, 2, 40, 40, 64, dtype)
+            additive = torch.full((40, 40), float("-inf")).triu(1)[None, None].to(DTYPES[dtype])
+            o, _ = eager_attention_forward(module, q, k, v, additive, scaling=1 / math.sqrt(64))
+            dump(out, f"hf-eager-gqa-{dtype}", f"{version} eager_attention_forward, GQA, causal mask", dtype,
+                 q, k, v, o, {"causal": True}, expected, {"verdict": "pass"}, axes="bnhd")
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    expected = {}
+    torch_sdpa(out, expected)
+    hf(out, expected)
+    with open(os.path.join(out, "expected.json"), "w") as f:
+        json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "dumps": expected}, f,
+                  indent=2)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
