@@ -40,7 +40,9 @@ struct VerifyOptions {
   /// needs one failure and nothing prints its counterexample)
   bool verdict_only = false;
   bool ftz = false;  ///< --ftz: the encoder's platform flushes subnormals to zero (RunParams::ftz)
-  int threads = 0;   ///< --threads: pecheck's own kernels' threads (impl/parallel.hpp); 0: the default
+  /// What a plugin declares its attention takes (plugin::attention_pins), or null (RunParams::pins).
+  std::shared_ptr<const Pins> pins;
+  int threads = 0;  ///< --threads: pecheck's own kernels' threads (impl/parallel.hpp); 0: the default
   /// validate: the accuracy contract agreement is judged by; empty: --dump judges exact, --plugin
   /// climbs the contract ladder (the strongest met, cli/contract_run.hpp)
   std::string contract;

@@ -88,6 +88,7 @@ std::optional<plugin::Declaration> probe_plugin(VerifyOptions& o) {
   try {
     plugin::Declaration d = plugin::probe(o.plugin, o.timeout_s);
     o.ftz = o.ftz || d.flushes_subnormals();  // a platform convention the plugin declares, as --ftz states it
+    o.pins = plugin::attention_pins(d);       // cases drawn inside what its attention declares
     return d;
   } catch (const plugin::LoadError& e) {
     throw UsageError(e.what());
@@ -108,8 +109,10 @@ std::string describe_plugin(const plugin::Declaration& d) {
   }
   for (DType dt : kAllDTypes)
     if (d.dtypes >> static_cast<int>(dt) & 1u) dtypes += fmt::format("{}{}", dtypes.empty() ? "" : " ", dtype_name(dt));
-  return fmt::format("plugin {} ({}): {}; stores {}{}", d.name, d.path, ops, dtypes,
-                     d.flushes_subnormals() ? "; flushes subnormals to zero (declared: PECHECK_FLAG_FTZ)" : "");
+  const std::string attention = plugin::attention_declaration_text(d);
+  return fmt::format("plugin {} ({}): {}; stores {}{}{}", d.name, d.path, ops, dtypes,
+                     d.flushes_subnormals() ? "; flushes subnormals to zero (declared: PECHECK_FLAG_FTZ)" : "",
+                     attention.empty() ? "" : "; " + attention);
 }
 
 std::optional<std::string> plugin_skip_reason(const plugin::Declaration& d, const Property& p, DType dt) {

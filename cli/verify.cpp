@@ -124,6 +124,7 @@ std::size_t count_units(const std::vector<const Backend*>& backends, const std::
 RunParams run_params(const VerifyRun& run, const VerifyOptions& o) {
   RunParams params{run.seed, run.cases, o.per_rule};
   params.ftz = o.ftz;
+  params.pins = o.pins;
   params.shrink = !o.verdict_only;
   // A failing agreement names what the output fits.
   if (!o.verdict_only) params.explain_failure = dumpcheck::convention_hint;

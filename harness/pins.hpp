@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "interface/operations.hpp"
 #include "spec/attention_forms.hpp"
@@ -45,6 +46,9 @@ struct Pins {
   /// The attention forms the encoder takes (spec/attention_forms.hpp), nothing meaning all: a case
   /// that needs another is drawn again. Under a pinned PE its RoPE rule is the pin's, not a form.
   std::optional<AttentionForms> attention_forms;
+  /// The position encodings an attention encoder applies (a plugin's declaration), nothing meaning
+  /// all: a case drawn with another is drawn again.
+  std::optional<std::vector<AttentionPE>> attention_pes;
 
   bool pins(Op op) const {
     switch (op) {
@@ -63,7 +67,7 @@ struct Pins {
       case Op::rope2d_apply:
         return static_cast<bool>(rope2d);
       case Op::attention:
-        return attention_pe.has_value() || attention_forms.has_value();
+        return attention_pe.has_value() || attention_forms.has_value() || attention_pes.has_value();
       default:
         return false;
     }
@@ -109,6 +113,8 @@ struct Pins {
   std::optional<std::string> refuses(const AttentionSpec& s) const {
     if (attention_pe && s.pe != *attention_pe)
       return fmt::format("apply the PE {}, and the encoder states {}", pe_name(s.pe), pe_name(*attention_pe));
+    if (attention_pes && std::find(attention_pes->begin(), attention_pes->end(), s.pe) == attention_pes->end())
+      return fmt::format("apply the PE {}, which the encoder does not declare", pe_name(s.pe));
     if (!attention_forms) return std::nullopt;
     if (const auto f = attention_forms_taken().lacking(s))
       return fmt::format("need {} (form '{}'), which the encoder does not declare", form_meaning(*f), form_name(*f));

@@ -307,6 +307,12 @@ class PluginEncoder final : public Encoder {
           fmt::format("{} does not offer grouped-query, sliding-window, decode or partial/scaled RoPE "
                       "attention (its descriptor's abi_revision is below 2)",
                       decl_.name));
+    // A call outside what the descriptor declares (a property's second call, a decode step say) is
+    // declined, naming what is missing: the plugin said it does not take it.
+    if (const auto pins = attention_pins(decl_)) {
+      const std::optional<std::string> why = pins->refuses(s);
+      if (why) throw Unsupported(fmt::format("{}: the call would {}", decl_.name, *why));
+    }
     const RopeSpec rope = s.rope();  // outlives the call: its LongRoPE lists are read through `c.rope`
     const pecheck_rope_spec rope_c = abi_rope_spec(rope);
     const pecheck_attention_spec c{

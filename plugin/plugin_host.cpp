@@ -15,6 +15,21 @@ namespace {
 constexpr std::uint32_t kKnownDtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16);
 constexpr std::uint32_t kKnownOps = (1u << (PECHECK_OP_MROPE_APPLY + 1)) - 1;
 constexpr std::uint32_t kKnownFlags = PECHECK_FLAG_FTZ;
+constexpr std::uint32_t kKnownPes = (1u << (PECHECK_PE_SHAW + 1)) - 1;
+constexpr std::uint32_t kKnownForms = PECHECK_FORMS_DECLARED | ((1u << kAttentionForms.size()) - 1);
+// The ABI's form bits are spec/attention_forms.hpp's order, and its PE numbers AttentionPE's.
+static_assert(PECHECK_FORM_GROUPED_QUERY == 1u << static_cast<unsigned>(AttentionForm::grouped_query) &&
+              PECHECK_FORM_WINDOW == 1u << static_cast<unsigned>(AttentionForm::window) &&
+              PECHECK_FORM_DECODE == 1u << static_cast<unsigned>(AttentionForm::decode) &&
+              PECHECK_FORM_SCALE == 1u << static_cast<unsigned>(AttentionForm::scale) &&
+              PECHECK_FORM_ROPE_RULES == 1u << static_cast<unsigned>(AttentionForm::rope_rules));
+static_assert(PECHECK_PE_NONE == static_cast<int>(AttentionPE::none) &&
+              PECHECK_PE_SINUSOIDAL == static_cast<int>(AttentionPE::sinusoidal) &&
+              PECHECK_PE_ROPE == static_cast<int>(AttentionPE::rope) &&
+              PECHECK_PE_ALIBI == static_cast<int>(AttentionPE::alibi) &&
+              PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw));
+constexpr AttentionPE kPes[] = {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi,
+                                AttentionPE::shaw};
 
 /// dlopen searches the library path for a bare name; a user means the file in this directory.
 std::string dlopen_path(const std::string& path) { return path.find('/') == std::string::npos ? "./" + path : path; }
@@ -31,6 +46,41 @@ std::uint32_t abi_revision(const pecheck_plugin& p) {
 
 std::uint32_t platform_flags(const pecheck_plugin& p) {
   return p.struct_size >= offsetof(pecheck_plugin, flags) + sizeof p.flags ? p.flags : 0;
+}
+
+std::uint32_t attention_pes(const pecheck_plugin& p) {
+  return p.struct_size >= offsetof(pecheck_plugin, attention_pes) + sizeof p.attention_pes ? p.attention_pes : 0;
+}
+
+std::uint32_t attention_forms(const pecheck_plugin& p) {
+  return p.struct_size >= offsetof(pecheck_plugin, attention_forms) + sizeof p.attention_forms ? p.attention_forms : 0;
+}
+
+std::shared_ptr<const Pins> attention_pins(const Declaration& d) {
+  if (d.attention_pes == 0 && d.attention_forms == 0) return nullptr;
+  auto pins = std::make_shared<Pins>();
+  if (d.attention_pes != 0) {
+    std::vector<AttentionPE> pes;
+    for (AttentionPE pe : kPes)
+      if (d.attention_pes >> static_cast<unsigned>(pe) & 1u) pes.push_back(pe);
+    pins->attention_pes = pes;
+  }
+  if (d.attention_forms != 0) pins->attention_forms = AttentionForms{d.attention_forms & ~PECHECK_FORMS_DECLARED};
+  return pins;
+}
+
+std::string attention_declaration_text(const Declaration& d) {
+  std::string pes, forms;
+  for (AttentionPE pe : kPes)
+    if (d.attention_pes >> static_cast<unsigned>(pe) & 1u) pes += (pes.empty() ? "" : ", ") + std::string(pe_name(pe));
+  for (AttentionForm f : kAttentionForms)
+    if (d.attention_forms >> static_cast<unsigned>(f) & 1u)
+      forms += (forms.empty() ? "" : ", ") + std::string(form_name(f));
+  std::string t;
+  if (d.attention_pes != 0) t = "PEs " + pes;
+  if (d.attention_forms != 0)
+    t += (t.empty() ? "" : "; ") + ("forms " + (forms.empty() ? "none beyond the plain one" : forms));
+  return t.empty() ? t : "attention declares " + t;
 }
 
 std::uint32_t offered_ops(const pecheck_plugin& p) {
@@ -71,6 +121,14 @@ const pecheck_plugin* open_plugin(const std::string& path) {
   if (platform_flags(*p) & ~kKnownFlags)
     throw LoadError(
         fmt::format("plugin '{}': flags {:#x} name unknown platform conventions", path, platform_flags(*p)));
+  if (attention_pes(*p) & ~kKnownPes)
+    throw LoadError(
+        fmt::format("plugin '{}': attention_pes {:#x} names unknown position encodings", path, attention_pes(*p)));
+  if ((attention_forms(*p) & ~kKnownForms) ||
+      (attention_forms(*p) != 0 && !(attention_forms(*p) & PECHECK_FORMS_DECLARED)))
+    throw LoadError(
+        fmt::format("plugin '{}': attention_forms {:#x} names unknown forms or lacks PECHECK_FORMS_DECLARED", path,
+                    attention_forms(*p)));
   if (offered_ops(*p) == 0) throw LoadError(fmt::format("plugin '{}' offers no operation", path));
   return p;
 }
@@ -82,7 +140,9 @@ Declaration declaration_of(const std::string& path, const pecheck_plugin& p) {
           .dtypes = p.dtypes,
           .conventions = p.conventions & ops,
           .ops = ops,
-          .flags = platform_flags(p)};
+          .flags = platform_flags(p),
+          .attention_pes = attention_pes(p),
+          .attention_forms = attention_forms(p)};
 }
 
 Declaration probe(const std::string& path, double timeout_s) {
@@ -94,7 +154,9 @@ Declaration probe(const std::string& path, double timeout_s) {
                                 {"dtypes", d.dtypes},
                                 {"conventions", d.conventions},
                                 {"ops", d.ops},
-                                {"flags", d.flags}}
+                                {"flags", d.flags},
+                                {"attention_pes", d.attention_pes},
+                                {"attention_forms", d.attention_forms}}
               .dump();
         } catch (const LoadError& e) {
           return nlohmann::json{{"error", e.what()}}.dump();
@@ -109,7 +171,9 @@ Declaration probe(const std::string& path, double timeout_s) {
           .dtypes = j.at("dtypes").get<std::uint32_t>(),
           .conventions = j.at("conventions").get<std::uint32_t>(),
           .ops = j.at("ops").get<std::uint32_t>(),
-          .flags = j.at("flags").get<std::uint32_t>()};
+          .flags = j.at("flags").get<std::uint32_t>(),
+          .attention_pes = j.at("attention_pes").get<std::uint32_t>(),
+          .attention_forms = j.at("attention_forms").get<std::uint32_t>()};
 }
 
 std::optional<int> abi_op(Op op) {

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "harness/pins.hpp"
 #include "interface/backend.hpp"
 #include "pecheck/encoder_abi.h"
 
@@ -34,6 +35,11 @@ struct Declaration {
   std::uint32_t conventions = 0;  ///< mask of 1 << PECHECK_OP_*: ops that honour the spec
   std::uint32_t ops = 0;          ///< mask of 1 << PECHECK_OP_*: ops with an entry point
   std::uint32_t flags = 0;        ///< mask of PECHECK_FLAG_*: the platform's conventions
+  /// What the attention entry point takes (the descriptor's fields; 0 when it ends before them):
+  /// a mask of 1 << PECHECK_PE_* (0: every PE), and PECHECK_FORMS_DECLARED | PECHECK_FORM_* (0:
+  /// every form).
+  std::uint32_t attention_pes = 0;
+  std::uint32_t attention_forms = 0;
 
   /// PECHECK_FLAG_FTZ: judged as --ftz judges (RunParams::ftz).
   bool flushes_subnormals() const { return (flags & PECHECK_FLAG_FTZ) != 0; }
@@ -56,6 +62,15 @@ decltype(pecheck_plugin::mrope_apply) mrope_entry(const pecheck_plugin& p);
 std::uint32_t abi_revision(const pecheck_plugin& p);
 /// The descriptor's flags, 0 when it ends before that field.
 std::uint32_t platform_flags(const pecheck_plugin& p);
+/// The descriptor's attention_pes and attention_forms, 0 when it ends before them.
+std::uint32_t attention_pes(const pecheck_plugin& p);
+std::uint32_t attention_forms(const pecheck_plugin& p);
+
+/// The declaration's attention PEs and forms as the runner reads them (harness/pins.hpp), so that
+/// each attention property draws only cases inside them; null when the plugin declares neither.
+std::shared_ptr<const Pins> attention_pins(const Declaration& d);
+/// "attention takes PEs none, rope; forms grouped_query, decode", or "" when nothing is declared.
+std::string attention_declaration_text(const Declaration& d);
 
 /// The ABI's number for an operation, or none (the 2-D operations are not in ABI 1).
 std::optional<int> abi_op(Op op);

@@ -192,6 +192,41 @@ ids = {r["property"] for r in results}
 for p in ("attention.gqa_repeat_equivalence", "attention.window_limits", "attention.decode_equivalence"):
     assert p in ids, ids
 PY
+# Its descriptor declares the PEs it applies (none, RoPE): every attention property draws only
+# those, and no case is declined for its PE (a few still are for a RoPE scaling rule it lacks:
+# the forms say partial or scaled RoPE, not which rules); the first line says what it declares.
+has att.out "attention declares PEs none, rope"
+python3 - "$tmp/att.json" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    drawn = set(r.get("distribution", {}))
+    assert r["cases"] == 15 and not drawn & {"sinusoidal", "alibi", "shaw"}, r
+    assert not any(f"pe={pe}" in r.get("message", "") for pe in ("sinusoidal", "alibi", "shaw")), r
+PY
+# Without the declaration (a plugin built before the field) it is drawn every PE and declines the
+# sinusoid, ALiBi and Shaw case by case: counted, and still a pass over the rest.
+undeclared=$(attention_of "$(build undeclared PLANT_UNDECLARED)")
+expect 0 undeclared -- run --plugin "$undeclared" --property 'attention.*' --json "$tmp/undeclared.json"
+python3 - "$tmp/undeclared.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+assert any("not offered by the encoder" in r.get("message", "") for r in results), results
+PY
+# Declaring grouped-query heads and windows only (no decode calls, no stated scale, no partial or
+# scaled RoPE): decode_equivalence is not applicable and says which form is missing; the
+# properties whose cases can do without those forms run in full.
+noforms=$(attention_of "$(build forms-gqa-window 'DECLARE_FORMS=3')")
+expect 0 noforms -- run --plugin "$noforms" --property 'attention.*' --json "$tmp/noforms.json"
+has noforms.out "forms grouped_query, window"
+python3 - "$tmp/noforms.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+decode = [r for r in results if r["property"] == "attention.decode_equivalence"]
+assert decode and all(r["verdict"] == "skip" and "form 'decode'" in r["message"] for r in decode), decode
+for p in ("attention.gqa_repeat_equivalence", "attention.window_limits", "attention.agrees_with_reference"):
+    rows = [r for r in results if r["property"] == p]
+    assert rows and all(r["verdict"] == "pass" and r["cases"] == 15 for r in rows), rows
+PY
 topleft=$(attention_of "$(build top-left PLANT_MASK_TOP_LEFT)")
 expect 1 topleft -- run --plugin "$topleft" --property 'attention.decode_equivalence'
 has topleft.out "FAIL attention.decode_equivalence / example-c-attention"

@@ -4,14 +4,19 @@
  * grouped-query (kv_heads dividing heads), Mistral's sliding window, and decode calls (fewer
  * queries than keys: the query rows are the last tokens, the causal mask aligned bottom-right),
  * in fp32, bf16 and fp16 storage. Rotations, scores, softmax and sums run in double and each
- * output is rounded once into the storage format. The sinusoid, ALiBi and Shaw are not offered
- * (PECHECK_UNSUPPORTED: pecheck reports their cases as skipped).
+ * output is rounded once into the storage format. The sinusoid, ALiBi and Shaw are not offered:
+ * the descriptor's attention_pes declares none and RoPE, so pecheck draws only those cases (a call
+ * with another PE would be refused, PECHECK_UNSUPPORTED).
  *
  * Built as-is it is correct. The test suite also builds it with one planted bug at a time:
  *   PLANT_MASK_TOP_LEFT  query row r of a decode call sees keys 0..r (the causal mask aligned
  *                        top-left, as PyTorch's is_causal; pecheck's mutant-attention-mask-top-left)
  *   PLANT_REVISION=N     declares abi_revision N: at 1 (a plugin built before revision 2) pecheck
  *                        sends it no grouped-query, windowed or decode case
+ *   PLANT_UNDECLARED     declares no attention PEs (a plugin built before the field): pecheck
+ *                        draws every PE and the plugin declines the ones it lacks, case by case
+ *   DECLARE_FORMS=MASK   declares PECHECK_FORMS_DECLARED | MASK: the forms beyond the plain call
+ *                        it takes (a plugin without, say, decode calls)
  */
 #include <math.h>
 #include <stddef.h>
@@ -116,6 +121,12 @@ static const pecheck_plugin kPlugin = {
     .conventions = 1u << PECHECK_OP_ATTENTION,
     .attention = attention,
     .abi_revision = PLANT_REVISION,
+#ifndef PLANT_UNDECLARED
+    .attention_pes = (1u << PECHECK_PE_NONE) | (1u << PECHECK_PE_ROPE),
+#endif
+#ifdef DECLARE_FORMS
+    .attention_forms = PECHECK_FORMS_DECLARED | (DECLARE_FORMS),
+#endif
 };
 
 __attribute__((visibility("default"))) const pecheck_plugin* pecheck_plugin_v1(void) { return &kPlugin; }

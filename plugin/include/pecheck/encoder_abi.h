@@ -70,6 +70,18 @@ typedef int32_t pecheck_status;
  * the same. */
 #define PECHECK_FLAG_FTZ 1u
 
+/* The attention forms a plugin may declare (pecheck_plugin.attention_forms), one bit each, as
+ * spec/attention_forms.hpp orders them: grouped-query heads (kv_heads < heads), a causal sliding
+ * window, fewer queries than keys (a decode step), a scale the case states, RoPE with a partial
+ * rotary_dim or a scaling rule. PECHECK_FORMS_DECLARED marks the mask as a declaration: without
+ * it (0, or a descriptor that ends before the field) the plugin takes every form. */
+#define PECHECK_FORM_GROUPED_QUERY (1u << 0)
+#define PECHECK_FORM_WINDOW (1u << 1)
+#define PECHECK_FORM_DECODE (1u << 2)
+#define PECHECK_FORM_SCALE (1u << 3)
+#define PECHECK_FORM_ROPE_RULES (1u << 4)
+#define PECHECK_FORMS_DECLARED (1u << 31)
+
 /* Element (i0, ..., i_{rank-1}) lives at data + sum(i_k * strides[k]) elements. */
 typedef struct pecheck_tensor {
   void* data;
@@ -267,6 +279,15 @@ typedef struct pecheck_plugin {
   /* Appended after revision 2: a mask of PECHECK_FLAG_*, the conventions of the platform the
    * plugin runs on; a descriptor that ends before it (built against an older header) states none. */
   uint32_t flags;
+  /* Appended after the flags: what the attention entry point takes, so that pecheck draws only
+   * cases inside it (every property that applies runs its whole case count; one whose cases all
+   * lie outside is "not applicable", naming what is missing). attention_pes: a mask of
+   * 1u << PECHECK_PE_*, the position encodings it applies, 0 meaning every one. attention_forms:
+   * PECHECK_FORMS_DECLARED with the PECHECK_FORM_* it takes, 0 meaning every form. A descriptor
+   * that ends before them (built against an older header) declares nothing: its cases outside
+   * what it does are drawn, and declined (PECHECK_UNSUPPORTED) one by one, as before. */
+  uint32_t attention_pes;
+  uint32_t attention_forms;
 } pecheck_plugin;
 
 /* The size of ABI 1's first descriptor, the smallest struct_size pecheck accepts. */
