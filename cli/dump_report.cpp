@@ -14,6 +14,7 @@
 #include "dumpcheck/attention_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "dumpcheck/mrope_dump.hpp"
+#include "dumpcheck/rope2d_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/shaw_dump.hpp"
 #include "dumpcheck/t5_dump.hpp"
@@ -82,6 +83,8 @@ std::string shape_text(const Dump& d) {
                        d.max_len);
   if (d.kind == Kind::mrope)
     return fmt::format("M-RoPE, {} tokens x {} heads x {}, positions on 3 axes", d.tokens(), d.heads, d.width);
+  if (d.kind == Kind::rope2d)
+    return fmt::format("2-D RoPE, {} tokens x {} heads x {}, at (row, column)", d.tokens(), d.heads, d.width);
   if (d.kind == Kind::attention)
     return fmt::format("attention, {} queries x {} keys x {} heads x {}",
                        d.x.size() / static_cast<std::size_t>(d.batch * d.heads * d.width),
@@ -144,6 +147,15 @@ Checked check_dump(Dump d, tol::Contract contract) {
       c.convention = fmt::format("none fits ({}); pairs taken as {}, rotary_dim {}", e.what(),
                                  layout_name(pairing.layout), pairing.rotary_dim);
       c.measurements = {no_fit("mrope.agrees_with_reference", d, e), rope_norms(d, pairing, contract)};
+    }
+  } else if (d.kind == Kind::rope2d) {
+    try {
+      const Rope2dFit f = fit_rope2d(d);
+      c.convention = f.text;
+      c.measurements = rope2d_measurements(f, contract);
+    } catch (const FitError& e) {
+      c.convention = fmt::format("none fits ({})", e.what());
+      c.measurements = {no_fit("rope2d.agrees_with_reference", d, e)};
     }
   } else if (d.kind == Kind::shaw) {
     c.convention =

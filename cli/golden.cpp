@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
+#include "reference/encodings_2d.hpp"
 #include "reference/mrope.hpp"
 #include "reference/real.hpp"
 #include "reference/rope.hpp"
@@ -378,6 +379,44 @@ int golden(const GoldenOptions& g) {
     arrays["bias"] = "bias.npy";
     convention = {{"bidirectional", s.bidirectional}, {"max_distance", s.max_distance}};
     describe = s.describe();
+  } else if (g.family == "rope2d") {
+    // Axial 2-D RoPE over a grid `columns` wide: position p is patch (p / columns, p % columns).
+    Rope2dSpec s{.head_dim = g.dim, .base = number("base", take("base", "10000"))};
+    s.layout = rope_layout(take("layout", "half_split"));
+    const std::string pairing = take("pairing", "per_half");
+    if (pairing != "per_half" && pairing != "whole_head")
+      throw UsageError(fmt::format("--convention: pairing must be per_half or whole_head, got '{}'", pairing));
+    s.pairing = pairing == "per_half" ? Rope2dPairing::per_half : Rope2dPairing::whole_head;
+    const auto columns = static_cast<std::int64_t>(number("columns", take("columns", "8")));
+    if (columns < 1) throw UsageError("--convention: columns must be >= 1");
+    if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for rope2d", kv.begin()->first));
+    try {
+      s.validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    tensorfiles::Array rows = pos_array, cols = pos_array;
+    rows.name = "rows", cols.name = "cols";
+    for (std::size_t t = 0; t < positions.size(); ++t)
+      rows.ints[t] = positions[t] / columns, cols.ints[t] = positions[t] % columns;
+    files.front() = rows;  // the grid's coordinates, not the flat index
+    files.push_back(cols);
+    arrays = {{"rows", "rows.npy"}, {"cols", "cols.npy"}};
+    const std::size_t count =
+        static_cast<std::size_t>(n) * static_cast<std::size_t>(g.heads) * static_cast<std::size_t>(g.dim);
+    std::mt19937_64 rng(g.seed);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    std::vector<double> x(count), y, y_exact;
+    for (double& v : x) v = round_to(dt, uniform(rng));
+    std::vector<Real> xr(x.begin(), x.end());
+    ref::rope2d_apply<Real>(s, g.heads, rows.ints, cols.ints, std::span(xr));
+    for (const Real& v : xr) {
+      y_exact.push_back(ref::to_double(v));
+      y.push_back(round_to(dt, y_exact.back()));
+    }
+    add_rotation(files, arrays, dt, {n, g.heads, g.dim}, x, y, y_exact);
+    convention = {{"layout", layout_name(s.layout)}, {"base", s.base}, {"pairing", pairing_name(s.pairing)}};
+    describe = s.describe();
   } else if (g.family == "attention") {
     // Random Q (the last `queries` tokens), K and V (every token, kv_heads heads) in the dtype and
     // the output (queries, heads, dim) they give under the stated mask, window, scale and ALiBi or
@@ -429,8 +468,8 @@ int golden(const GoldenOptions& g) {
     if (s.scale) convention["scale"] = *s.scale;
     describe = s.describe();
   } else {
-    throw UsageError(
-        fmt::format("--family must be rope, mrope, sinusoidal, alibi, t5, shaw or attention, got '{}'", g.family));
+    throw UsageError(fmt::format(
+        "--family must be rope, mrope, rope2d, sinusoidal, alibi, t5, shaw or attention, got '{}'", g.family));
   }
   // Written into a sibling directory, then renamed into place: nothing is half-written.
   std::error_code ec;

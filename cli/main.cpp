@@ -76,22 +76,24 @@ int main(int argc, char** argv) {
   GoldenOptions go;
   auto* golden_cmd = app.add_subcommand(
       "golden", "Write reference inputs and outputs (NPY, in the dtype and as float64) with a manifest");
-  golden_cmd->add_option("--family", go.family, "rope, mrope, sinusoidal, alibi, t5, shaw or attention")->required();
+  golden_cmd->add_option("--family", go.family, "rope, mrope, rope2d, sinusoidal, alibi, t5, shaw or attention")
+      ->required();
   golden_cmd->add_option(
       "--convention", go.convention,
       "KEY=VALUE,...: rope layout, rotary_dim, base, linear; mrope layout, rotary_dim, base, "
-      "mrope_section=T/H/W, interleaved=1, grid=RxC; sinusoidal layout, frequencies, base; shaw "
+      "mrope_section=T/H/W, interleaved=1, grid=RxC; rope2d layout, base, pairing, "
+      "columns; sinusoidal layout, frequencies, base; shaw "
       "max_distance; attention causal, window, scale, kv_heads, queries, pe=none|alibi|rope (with rope's layout, base, "
       "rotary_dim)");
   golden_cmd->add_option("--positions", go.positions, "Positions: N, A:B or A:B:STEP, comma-separated")->required();
   golden_cmd->add_option("--out", go.out, "Directory to write (must not exist, or be empty)")->required();
   golden_cmd->add_option("--dtype", go.dtype, "Storage dtype of the inputs and outputs: f32, bf16 or f16")
       ->capture_default_str();
-  golden_cmd->add_option("--dim", go.dim, "head_dim (rope, mrope, shaw, attention) or d_model (sinusoidal)")
+  golden_cmd->add_option("--dim", go.dim, "head_dim (rope, mrope, rope2d, shaw, attention) or d_model (sinusoidal)")
       ->capture_default_str();
-  golden_cmd->add_option("--heads", go.heads, "Heads per token (rope, mrope; attention's query heads)")
+  golden_cmd->add_option("--heads", go.heads, "Heads per token (rope, mrope, rope2d; attention's query heads)")
       ->capture_default_str();
-  golden_cmd->add_option("--seed", go.seed, "Seed of the random inputs (rope, mrope, t5, shaw, attention)")
+  golden_cmd->add_option("--seed", go.seed, "Seed of the random inputs (rope, mrope, rope2d, t5, shaw, attention)")
       ->capture_default_str();
 
   std::string html;

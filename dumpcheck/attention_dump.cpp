@@ -310,10 +310,20 @@ Measurement attention_agreement(const Dump& d, tol::Contract judged) {
   return out;
 }
 
+bool attention_meets_some_contract(const Dump& d) { return holds(judge(d, {ladder(*d.attention).back()}, false), 0); }
+
 std::string attention_hint(const Dump& d) {
   const AttentionSpec& s = *d.attention;
   const tol::Contract weakest = ladder(s).back();
-  const auto fits = [&](const Dump& alt) { return holds(judge(alt, {weakest}, false), 0); };
+  // A reading fits when every output is within its bound and that bound is tight enough to tell
+  // readings apart: 2/u max|V'| admits any output, and a bound near it (a scale of 1 in bf16 makes
+  // logits large enough for a few hundred u) would let a wrong reading fit. An eighth of it keeps
+  // every reading a correct kernel meets (bf16's are about 20 u of the 64) and rejects those.
+  const auto fits = [&](const Dump& alt) {
+    const Judged j = judge(alt, {weakest}, false);
+    const double loose = 0.25 / unit_roundoff(d.dtype);
+    return holds(j, 0) && std::all_of(j.bound[0].begin(), j.bound[0].end(), [&](double b) { return b < loose; });
+  };
   const auto with = [&](const std::function<void(AttentionSpec&)>& change) {
     Dump alt = d;
     change(*alt.attention);
@@ -343,6 +353,21 @@ std::string attention_hint(const Dump& d) {
       return fmt::format(
           "the output fits a window of {} keys, not {}: an off-by-one at the window's edge{}", w, s.window,
           w == s.window + 1 ? fmt::format(" (flash-attention's window_size ({}, 0) covers {} keys)", s.window, w) : "");
+  if (s.pe == AttentionPE::rope) {
+    // The RoPE inside, read the ways kernels get it wrong: the other pair layout, every dim turned
+    // (rotary_dim ignored), the scaling rule left out.
+    const RopeLayout other = s.rope_layout == RopeLayout::half_split ? RopeLayout::interleaved : RopeLayout::half_split;
+    if (fits(with([other](AttentionSpec& a) { a.rope_layout = other; })))
+      return fmt::format("the output fits the RoPE inside in the {} layout, not {}", layout_name(other),
+                         layout_name(s.rope_layout));
+    if (s.rope().rotary_dim != s.head_dim && fits(with([](AttentionSpec& a) { a.rotary_dim = a.head_dim; })))
+      return fmt::format("the output fits RoPE turning all {} dims of each head: rotary_dim {} is ignored", s.head_dim,
+                         s.rope().rotary_dim);
+    if (s.rope_scaling.kind != RopeScalingKind::none &&
+        fits(with([](AttentionSpec& a) { a.rope_scaling = RopeScaling{}; })))
+      return fmt::format("the output fits RoPE without its scaling rule ({} is ignored)",
+                         scaling_name(s.rope_scaling.kind));
+  }
   if (s.kv_count() != s.heads && fits(heads_round_robin(d)))
     return fmt::format(
         "the output fits query head h reading K/V head h % {} (round-robin), not h / {} (consecutive groups, "

@@ -28,13 +28,19 @@ void load_attention(const read::Json& manifest, read::ArrayReader& r, Dump& d);
 Measurement attention_agreement(const Dump& d, tol::Contract judged);
 
 /// A failing dump read again under the conventions kernels confuse: the default scale or none,
-/// causal the other way, PyTorch's top-left causal mask with fewer queries than keys, the window
-/// one key wider or narrower, grouped-query heads mapped round-robin (h % kv_heads) rather than
-/// in blocks. The first that the output meets, in words ("the output fits ..."), or "".
+/// PyTorch's top-left causal mask with fewer queries than keys, causal the other way, the window
+/// one key wider or narrower, the RoPE inside in the other layout, over every dim (rotary_dim
+/// ignored) or without its scaling rule, grouped-query heads mapped round-robin (h % kv_heads)
+/// rather than in blocks. The first that the output meets under the weakest contract of the
+/// ladder, in words ("the output fits ..."), or "".
 std::string attention_hint(const Dump& d);
 
 /// The spec in the report's words: "causal, window 4096, scale 0.125 (stated), RoPE half_split
 /// base 10000, 8 query heads over 2 K/V heads".
 std::string attention_text(const Dump& d);
+
+/// Whether the dump meets the weakest contract of attention's ladder under its own spec: a
+/// failure that does is numeric, not a convention (attention_hint has nothing to add).
+bool attention_meets_some_contract(const Dump& d);
 
 }  // namespace pecheck::dumpcheck

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dumpcheck/attention_dump.hpp"
 #include "dumpcheck/convention_fit.hpp"
 #include "harness/contract_ladder.hpp"
 #include "harness/generators.hpp"
@@ -149,6 +150,55 @@ std::vector<SinusoidalSpec> sinusoid_probes(const RunParams& rp) {
           SinusoidalSpec{.d_model = 64, .base = 500000, .layout = SinusoidalLayout::concatenated}};
 }
 
+/// The clause for one attention probe: the encoder called on 24 tokens 997 positions apart from
+/// 1000 (the keys' relative positions then turn even RoPE's slowest pairs measurably, so a layout,
+/// a rotary_dim or a scaling rule ignored shows), its output read as an attention dump; empty when
+/// it meets some contract under `called`, else what it fits (attention_hint).
+std::string attention_probe(Encoder& e, DType dt, const AttentionSpec& called) {
+  Dump d;
+  d.dir = "the failing encoder";
+  d.kind = Kind::attention;
+  d.dtype = dt;
+  d.attention = called;
+  d.heads = called.heads;
+  d.width = called.head_dim;
+  for (std::int64_t t = 0; t < 24; ++t) d.positions.push_back(1000 + 997 * t);
+  const std::size_t n = d.tokens(), q_size = called.query_count(n) * static_cast<std::size_t>(called.width()),
+                    kv_size = n * static_cast<std::size_t>(called.kv_width());
+  const std::vector<float> q = gen::values(0x9e3779b9u, 1, q_size, dt), k = gen::values(0x9e3779b9u, 2, kv_size, dt),
+                           v = gen::values(0x9e3779b9u, 3, kv_size, dt);
+  std::vector<float> out(q_size);
+  e.run(Attention{called, dt, d.positions, q, k, v, {}, out});
+  d.x.assign(q.begin(), q.end());
+  d.k.assign(k.begin(), k.end());
+  d.v.assign(v.begin(), v.end());
+  d.y.assign(out.begin(), out.end());
+  if (!std::all_of(d.y.begin(), d.y.end(), [](double x) { return std::isfinite(x); })) return "";
+  if (attention_meets_some_contract(d)) return "";
+  const std::string hint = attention_hint(d);
+  return hint.empty() ? "" : fmt::format("called as {}, {}", called.describe(), hint);
+}
+
+/// The attention conventions an encoder is probed at: its pinned PE's (a Python function's), or
+/// three that between them expose each confusion attention_hint reads: grouped-query heads with a
+/// decode chunk, partial RoPE with linear scaling inside, a window with a stated scale.
+std::vector<AttentionSpec> attention_probes(const RunParams& rp) {
+  AttentionSpec chunk{.heads = 4, .head_dim = 32, .kv_heads = 2, .queries = 3, .causal = true};
+  AttentionSpec rope{.heads = 2,
+                     .head_dim = 32,
+                     .causal = true,
+                     .pe = AttentionPE::rope,
+                     .rotary_dim = 16,
+                     .rope_scaling = {.kind = RopeScalingKind::linear, .factor = 4}};
+  AttentionSpec window{.heads = 2, .head_dim = 32, .window = 5, .causal = true, .scale = 0.125};
+  std::vector<AttentionSpec> probes{chunk, rope, window};
+  if (rp.pins && rp.pins->pins(Op::attention)) {
+    std::erase_if(probes, [&](const AttentionSpec& s) { return rp.pins->refuses(s).has_value(); });
+    for (AttentionSpec& s : probes) rp.pins->apply(s);
+  }
+  return probes;
+}
+
 template <class Spec, class Probe>
 std::string first_mismatch(const std::vector<Spec>& probes, Probe&& probe) {
   for (const Spec& s : probes) {
@@ -200,6 +250,8 @@ std::string convention_hint(const Property& p, Encoder& e, DType dt, const RunPa
   if (agreement && p.op == Op::sinusoidal_table)
     fit = first_mismatch(sinusoid_probes(rp),
                          [&](const SinusoidalSpec& s) { return sinusoid_probe(e, dt, s, rp.max_position); });
+  if (agreement && p.op == Op::attention)
+    fit = first_mismatch(attention_probes(rp), [&](const AttentionSpec& s) { return attention_probe(e, dt, s); });
   std::string flush;
   if (p.op == Op::rope_apply && !rp.ftz)
     if (const auto probes = rope_probes(rp); !probes.empty())

@@ -1,5 +1,5 @@
 // What a failing encoder's output does fit: after rope.agrees_with_reference or
-// sinusoidal.agrees_with_reference fails, the encoder is called once more on an arange-like set
+// sinusoidal.agrees_with_reference fails (attention.agrees_with_reference: below), the encoder is called once more on an arange-like set
 // of positions and its output fitted as a dump's would be (dumpcheck/convention_fit.hpp), with
 // nothing stated. A layout stated wrong, a rotary_dim or base ignored, a scaling rule missing or
 // applied twice all fail agreement at position 1 or 2; this says which convention the output
@@ -21,6 +21,13 @@ namespace pecheck::dumpcheck {
 /// spec at three (half-split at base 10000, interleaved with half the dims rotated at base 5e5,
 /// linear scaling by 4), and the first whose fit differs is named. Runs the encoder: call it
 /// where the failure was found (in the property's child under isolation).
+///
+/// For a failed attention.agrees_with_reference, the encoder is called at three attention specs
+/// (its pinned PE's where pinned; those it declares: a decode chunk with grouped-query heads,
+/// partial and linearly scaled RoPE inside, a window with a stated scale), each output read as an
+/// attention dump, and the first that meets no contract under the spec it was called with but
+/// fits one of the conventions kernels confuse is named (attention_hint: "called as
+/// attention(...), the output fits the causal mask aligned top-left ...").
 ///
 /// Any failing RoPE property, where flush-to-zero is not stated (RunParams::ftz) and the dtype
 /// holds values below FLT_MIN (f32, bf16), also asks whether the encoder flushes subnormal inputs

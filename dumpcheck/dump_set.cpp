@@ -14,6 +14,7 @@
 #include "dumpcheck/attention_dump.hpp"
 #include "dumpcheck/dump_read.hpp"
 #include "dumpcheck/mrope_dump.hpp"
+#include "dumpcheck/rope2d_dump.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/shaw_dump.hpp"
 #include "dumpcheck/t5_dump.hpp"
@@ -208,6 +209,9 @@ Dump load_dump(const std::string& dir) {
   } else if (family == "shaw") {
     d.kind = Kind::shaw;
     load_shaw(m, reader, d);
+  } else if (family == "rope2d") {
+    d.kind = Kind::rope2d;
+    load_rope2d(m, reader, d);
   } else if (family == "attention") {
     d.kind = Kind::attention;
     load_attention(m, reader, d);

@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "spec/conventions.hpp"
+#include "spec/conventions_2d.hpp"
 #include "spec/dtype.hpp"
 #include "spec/mrope.hpp"
 
 namespace pecheck::dumpcheck {
 
-enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope, shaw, attention };
+enum class Kind { rope, sinusoidal, learned, alibi, t5, mrope, shaw, attention, rope2d };
 
 /// What the manifest states of the convention; each absent field is fitted from the data.
 struct StatedRope {
@@ -55,6 +56,7 @@ struct Dump {
   DType dtype = DType::f32;
   std::vector<std::int64_t> positions;  ///< one per token (M-RoPE: the temporal stream)
   /// M-RoPE: the temporal, height and width positions of every token (HF's position_ids (3, n)).
+  /// 2-D RoPE: the rows in axes[0] and the columns in axes[1].
   std::array<std::vector<std::int64_t>, 3> axes;
   int heads = 1;              ///< RoPE: heads per token
   int width = 0;              ///< RoPE head_dim, or d_model
@@ -68,6 +70,7 @@ struct Dump {
   std::string refusal;
   StatedRope rope;  ///< RoPE and M-RoPE
   StatedMrope mrope;
+  std::optional<Rope2dPairing> rope2d_pairing;  ///< 2-D RoPE: as stated (layout and base in `rope`)
   StatedSinusoidal sinusoidal;
   /// The manifest's "ftz": true: the encoder ran where subnormals are flushed to zero (XLA on CPU,
   /// CUDA or Triton built with fast math), a platform convention. Every input below FLT_MIN is read

@@ -84,7 +84,7 @@ mkdir "$tmp/empty"
 expect 2 nomanifest -- "$PECHECK" validate --dump "$tmp/empty"
 one_line nomanifest "no manifest.json"
 mk; echo '{"family": "rope",' >"$tmp/m/manifest.json"; malformed badjson "not valid JSON"
-mk; edit "$tmp/m" "m['family']='rope2d'"; malformed family "family 'rope2d' cannot be validated"
+mk; edit "$tmp/m" "m['family']='sinusoidal2d'"; malformed family "family 'sinusoidal2d' cannot be validated"
 mk; edit "$tmp/m" "m['dtype']='f64'"; malformed dtype "unknown dtype 'f64'"
 mk; edit "$tmp/m" "del m['arrays']['y']"; malformed norole 'missing "y"'
 mk; edit "$tmp/m" "m['arrays']['y']='../y.npy'"; malformed escape "must be a relative path inside the dump"
