@@ -6,7 +6,7 @@
 # frequency factors, the attention factor the module applies, which LongRoPE list the call used,
 # the fp32-angles contract; ALiBi: the paper's slopes; sinusoids: layout, frequencies, base,
 # M2M100's padding row; T5: the bucketing; M-RoPE: Qwen2-VL's sections and, on 5.x, Qwen3-VL's
-# round-robin). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on the current stack, 4.49 on
+# round-robin; 2-D RoPE: Qwen2-VL's vision tower, its pairing and base). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on the current stack, 4.49 on
 # the legacy one). Skipped (exit 77) when no such python was found.
 #
 # Dumps whose reading waits on pecheck are named in WAITING below with the reason: each is an
@@ -32,7 +32,7 @@ grep -E "^dump|convention:" "$tmp/out"
 # Judged by the fp32-angles contract, every RoPE passes; a wrong base stated for one fails every contract.
 mkdir "$tmp/ropes"
 for d in "$tmp"/dumps/*/; do
-  grep -qE '"family": "m?rope"' "$d/manifest.json" && cp -r "$d" "$tmp/ropes/"
+  grep -qE '"family": "(m?rope|rope2d)"' "$d/manifest.json" && cp -r "$d" "$tmp/ropes/"
 done
 "$PECHECK" validate --dump "$tmp/ropes" --quiet --contract fp32-angles --json "$tmp/fp32.json" >"$tmp/fp32.out" 2>&1 || true
 
@@ -102,6 +102,16 @@ def check_other(dump, want):
         for prop in ("mrope.agrees_with_reference", "rope.orthogonal"):
             r = fp32_by.get((dump, prop))
             check(r is not None and r["verdict"] == "pass", dump, f"{prop} under --contract fp32-angles: {r}")
+    elif family(want) == "rope2d":  # the pairing read from the data, every pair within fp32 angles
+        row = by[(dump, "rope2d.agrees_with_reference")]
+        check(row["convention"].startswith(want["convention"]) and "base 10000" in row["convention"], dump,
+              row["convention"])
+        check(row["contract"]["met"] in ("exact", "dtype-trig", "fp32-angles"), dump, row["contract"])
+        if dump.endswith("f32"):  # angles in fp32: exact fails past position 1 or 2, fp32-angles holds
+            check(row["contract"]["met"] == "fp32-angles", dump, row["contract"])
+        for prop in ("rope2d.agrees_with_reference", "rope.orthogonal"):
+            r = fp32_by.get((dump, prop))
+            check(r is not None and r["verdict"] == "pass", dump, f"{prop} under --contract fp32-angles: {r}")
     elif family(want) == "alibi":  # BLOOM's slopes are the paper's, 12 heads (not a power of two) included
         for prop in ("alibi.slopes", "alibi.agrees_with_reference"):
             check(by[(dump, prop)]["verdict"] == "pass", dump, by[(dump, prop)])
@@ -135,7 +145,7 @@ print("\n".join(failures))
 ropes = sum(family(w) == "rope" for w in expected.values())
 print(f"huggingface (transformers {made['transformers']}): {ropes - len(xfails)} of {ropes} transformers RoPEs read "
       f"as expected, each meeting the fp32-angles contract, {len(xfails)} waiting (XFAIL); "
-      f"{len(expected) - ropes} ALiBi, sinusoid, T5 and M-RoPE dumps as expected")
+      f"{len(expected) - ropes} ALiBi, sinusoid, T5, M-RoPE and 2-D RoPE dumps as expected")
 sys.exit(1 if failures else 0)
 PY
 

@@ -263,6 +263,39 @@ def mropes(out):
     return cases
 
 
+def vision_rope(out, dtype):
+    """Qwen2-VL's vision tower rotary (2-D RoPE, one RoPE over the head: rotate_half with the row's
+    and the column's frequencies), head_dim 80, theta 10000, on a 16 x 24 grid of patches: 5.x's
+    Qwen2VLVisionRotaryEmbedding takes (row, column) ids (n, 2) and composes cos and sin; 4.49's
+    VisionRotaryEmbedding gives a frequency table its caller indexes by (row, column). In bf16 the
+    grid's 23 positions turn the slow pairs too little for a base to be read: it is stated."""
+    from transformers.models.qwen2_vl import modeling_qwen2_vl as m
+    rows = torch.arange(16).repeat_interleave(24)
+    cols = torch.arange(24).repeat(16)
+    torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
+    x = torch.randn(rows.numel(), 2, 80).to(torch_dtype)  # (n, heads, head_dim), as the tower's q
+    with torch.no_grad():
+        if V5:
+            from transformers.models.qwen2_vl.configuration_qwen2_vl import Qwen2VLVisionConfig
+            config = Qwen2VLVisionConfig(embed_dim=160, num_heads=2)
+            cos, sin = m.Qwen2VLVisionRotaryEmbedding(config)(x, torch.stack([rows, cols], dim=1))
+            module = "Qwen2VLVisionRotaryEmbedding"
+        else:
+            table = m.VisionRotaryEmbedding(80 // 2)(24)
+            emb = table[torch.stack([rows, cols], dim=1)].flatten(1)
+            emb = torch.cat((emb, emb), dim=-1)
+            cos, sin = emb.cos(), emb.sin()
+            module = "VisionRotaryEmbedding"
+        y = m.apply_rotary_pos_emb_vision(x, x, cos, sin)[0]
+    name = f"qwen2-vl-vision-{dtype}"
+    manifest = {"encoder": f"HF {module} + apply_rotary_pos_emb_vision ({dtype})", "family": "rope2d",
+                "dtype": dtype, "axes": "nhd"}
+    if dtype == "bf16":
+        manifest["convention"] = {"rope_theta": 10000}
+    dump_io.write(out, name, manifest, {"x": x, "y": y, "rows": rows.numpy(), "cols": cols.numpy()})
+    return {name: {"family": "rope2d", "convention": "2-D RoPE half_split, pairing whole_head, head_dim 80"}}
+
+
 def main(out):
     expected = ropes(out)
     for heads in (12, 16):
@@ -271,6 +304,8 @@ def main(out):
     expected |= sinusoids(out)
     expected |= t5(out, False) | t5(out, True)
     expected |= mropes(out)
+    for dtype in ("f32", "bf16"):
+        expected |= vision_rope(out, dtype)
     with open(f"{out}/expected.json", "w") as f:
         json.dump({"transformers": transformers.__version__, "dumps": expected}, f, indent=2)
 
