@@ -49,6 +49,32 @@ std::vector<double> clean_floats(const tensorfiles::Array& a, const std::string&
   return v;
 }
 
+Rotation read_rotation(const Json& m, ArrayReader& r, DType dt, int pairs_of) {
+  const std::string where = r.manifest();
+  const Json arrays = field<Json>(m, "arrays", where);
+  const std::string axes = m.value("axes", std::string("nhd"));
+  check_axes(axes, where);
+  const tensorfiles::Array xa = r.read("x", field<std::string>(arrays, "x", where));
+  const tensorfiles::Array ya = r.read("y", field<std::string>(arrays, "y", where));
+  if (xa.shape != ya.shape) throw FormatError(fmt::format("{}: x and y differ in shape", where));
+  floats(xa, "x");
+  floats(ya, "y");
+  Rotation out{.x_name = xa.name};
+  std::int64_t dims[4];
+  out.x = to_bnhd(xa, axes, dims);
+  out.y = to_bnhd(ya, axes, dims);
+  out.batch = dims[0], out.tokens = dims[1], out.heads = dims[2], out.head_dim = dims[3];
+  if (out.head_dim < pairs_of || out.head_dim % pairs_of != 0)
+    throw FormatError(pairs_of == 2 ? fmt::format("{}: head_dim {} must be even and >= 2", xa.name, out.head_dim)
+                                    : fmt::format("{}: head_dim {} must be a multiple of {} ({} axes of pairs)",
+                                                  xa.name, out.head_dim, pairs_of, pairs_of / 2));
+  if (out.tokens == 0 || out.heads == 0) throw FormatError(fmt::format("{}: no tokens", xa.name));
+  require_finite(out.x, xa.name);
+  require_representable(out.x, dt, xa.name);
+  require_representable(out.y, dt, ya.name);
+  return out;
+}
+
 std::vector<double> to_bnhd(const tensorfiles::Array& a, const std::string& axes, std::int64_t dims[4]) {
   if (a.shape.size() != axes.size())
     throw FormatError(fmt::format("{}: rank {} does not match axes \"{}\"", a.name, a.shape.size(), axes));

@@ -78,6 +78,17 @@ void require_finite(const std::vector<double>& v, const std::string& what);
 /// outputs as every family takes them.
 std::vector<double> clean_floats(const tensorfiles::Array& a, const std::string& role, DType dt);
 
+/// A rotation dump's input and output (RoPE, M-RoPE, 2-D RoPE): "x" and "y" of one shape in the
+/// manifest's "axes" (default "nhd"), as (b, n, h, d); x finite, both in the declared dtype.
+struct Rotation {
+  std::vector<double> x, y;
+  std::int64_t batch = 1, tokens = 0, heads = 0, head_dim = 0;
+  std::string x_name;
+};
+/// Reads it, head_dim a positive multiple of `pairs_of` times 2 (2: RoPE's pairs; 4: 2-D RoPE's
+/// two axes of pairs).
+Rotation read_rotation(const Json& manifest, ArrayReader& r, DType dt, int pairs_of);
+
 /// Reorders (b, h, n, d)-like axes into (b, n, h, d) given the manifest's axis letters; dims
 /// gets the four extents (1 for a letter the axes lack).
 std::vector<double> to_bnhd(const tensorfiles::Array& a, const std::string& axes, std::int64_t dims[4]);

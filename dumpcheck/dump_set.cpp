@@ -34,23 +34,11 @@ using namespace read;
 void load_rope(const Json& m, ArrayReader& r, Dump& d) {
   const std::string where = r.manifest();
   const Json arrays = field<Json>(m, "arrays", where);
-  const std::string axes = m.value("axes", std::string("nhd"));
-  check_axes(axes, where);
-  const tensorfiles::Array xa = r.read("x", field<std::string>(arrays, "x", where));
-  const tensorfiles::Array ya = r.read("y", field<std::string>(arrays, "y", where));
-  if (xa.shape != ya.shape) throw FormatError(fmt::format("{}: x and y differ in shape", where));
-  floats(xa, "x");
-  floats(ya, "y");
-  std::int64_t dims[4];
-  d.x = to_bnhd(xa, axes, dims);
-  d.y = to_bnhd(ya, axes, dims);
-  const std::int64_t batch = dims[0], n = dims[1];
-  if (dims[3] < 2 || dims[3] % 2 != 0)
-    throw FormatError(fmt::format("{}: head_dim {} must be even and >= 2", xa.name, dims[3]));
-  if (n == 0 || dims[2] == 0) throw FormatError(fmt::format("{}: no tokens", xa.name));
-  d.heads = static_cast<int>(dims[2]);
-  d.width = static_cast<int>(dims[3]);
-  require_finite(d.x, xa.name);
+  Rotation rot = read_rotation(m, r, d.dtype, 2);
+  d.x = std::move(rot.x), d.y = std::move(rot.y);
+  const std::int64_t batch = rot.batch, n = rot.tokens;
+  d.heads = static_cast<int>(rot.heads);
+  d.width = static_cast<int>(rot.head_dim);
   const tensorfiles::Array pa = r.read("positions", field<std::string>(arrays, "positions", where));
   // positions (n) are shared by the batch; (b, n) gives each sequence its own. M-RoPE's are HF's
   // position_ids, one such stream per axis: (3, n) or (3, b, n).
@@ -75,8 +63,6 @@ void load_rope(const Json& m, ArrayReader& r, Dump& d) {
     else
       d.rope = read_rope_convention(m.at("convention"), d.width, at);
   }
-  require_representable(d.x, d.dtype, xa.name);
-  require_representable(d.y, d.dtype, ya.name);
 }
 
 void load_sinusoidal(const Json& m, ArrayReader& r, Dump& d) {

@@ -61,25 +61,11 @@ Dump halves_of(const Dump& d, Rope2dPairing pairing, bool swapped) {
 void load_rope2d(const Json& m, ArrayReader& r, Dump& d) {
   const std::string where = r.manifest();
   const Json arrays = field<Json>(m, "arrays", where);
-  const std::string axes = m.value("axes", std::string("nhd"));
-  check_axes(axes, where);
-  const tensorfiles::Array xa = r.read("x", field<std::string>(arrays, "x", where));
-  const tensorfiles::Array ya = r.read("y", field<std::string>(arrays, "y", where));
-  if (xa.shape != ya.shape) throw FormatError(fmt::format("{}: x and y differ in shape", where));
-  floats(xa, "x");
-  floats(ya, "y");
-  std::int64_t dims[4];
-  d.x = to_bnhd(xa, axes, dims);
-  d.y = to_bnhd(ya, axes, dims);
-  const std::int64_t batch = dims[0], n = dims[1];
-  if (dims[3] < 4 || dims[3] % 4 != 0)
-    throw FormatError(fmt::format("{}: head_dim {} must be a multiple of 4 (two axes of pairs)", xa.name, dims[3]));
-  if (n == 0 || dims[2] == 0) throw FormatError(fmt::format("{}: no tokens", xa.name));
-  d.heads = static_cast<int>(dims[2]);
-  d.width = static_cast<int>(dims[3]);
-  require_finite(d.x, xa.name);
-  require_representable(d.x, d.dtype, xa.name);
-  require_representable(d.y, d.dtype, ya.name);
+  Rotation rot = read_rotation(m, r, d.dtype, 4);
+  d.x = std::move(rot.x), d.y = std::move(rot.y);
+  const std::int64_t batch = rot.batch, n = rot.tokens;
+  d.heads = static_cast<int>(rot.heads);
+  d.width = static_cast<int>(rot.head_dim);
   d.axes[0] = axis_positions(r.read("rows", field<std::string>(arrays, "rows", where)), batch, n);
   d.axes[1] = axis_positions(r.read("cols", field<std::string>(arrays, "cols", where)), batch, n);
   d.positions = d.axes[0];

@@ -123,18 +123,10 @@ validate 0 p_rounded p_bf16 --contract rounded-p
 
 # Bad input: one line, exit 2, nothing written.
 golden bad f32 causal=1,kv_heads=2
-cp -r "$tmp/bad" "$tmp/bad_key" && edit "$tmp/bad_key" "m['convention']['softcap']=30"
-validate 2 bad_key bad_key
-one_line bad_key 'unknown key "softcap"'
-cp -r "$tmp/bad" "$tmp/bad_window" && edit "$tmp/bad_window" "m['convention']={'window':4}"
-validate 2 bad_window bad_window
-one_line bad_window 'a window needs "causal": true'
-cp -r "$tmp/bad" "$tmp/bad_fa" && edit "$tmp/bad_fa" "m['convention']['window_size']=[4,2]"
-validate 2 bad_fa bad_fa
-one_line bad_fa "is not a causal sliding window"
-cp -r "$tmp/bad" "$tmp/bad_rope" && edit "$tmp/bad_rope" "m['convention']['pe']='rope'"
-validate 2 bad_rope bad_rope
-one_line bad_rope 'pe "rope" needs "rope"'
+refused bad bad_key "m['convention']['softcap']=30" 'unknown key "softcap"'
+refused bad bad_window "m['convention']={'window':4}" 'a window needs "causal": true'
+refused bad bad_fa "m['convention']['window_size']=[4,2]" "is not a causal sliding window"
+refused bad bad_rope "m['convention']['pe']='rope'" 'pe "rope" needs "rope"'
 cp -r "$tmp/bad" "$tmp/bad_shape" && cp "$tmp/ref_full/out.npy" "$tmp/bad_shape/out.npy"
 validate 2 bad_shape bad_shape
 one_line bad_shape "out must have q's shape"

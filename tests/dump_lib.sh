@@ -19,3 +19,9 @@ edit() {  # edit DIR PYTHON: runs PYTHON on the manifest of DIR as m, and writes
   "$py" -c "import json,sys; p=sys.argv[1]; m=json.load(open(p)); exec(sys.argv[2]); json.dump(m, open(p,'w'))" \
     "$1/manifest.json" "$2"
 }
+refused() {  # refused FROM NAME PYTHON TEXT: a copy of dump FROM as NAME, its manifest edited by
+  # PYTHON (as edit), must be refused: exit 2 and one line on stderr holding TEXT
+  cp -r "$tmp/$1" "$tmp/$2" && edit "$tmp/$2" "$3"
+  expect 2 "$2" -- "$PECHECK" validate --dump "$tmp/$2"
+  one_line "$2" "$4"
+}

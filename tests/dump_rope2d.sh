@@ -46,14 +46,13 @@ validate 1 wrong wrong
 says wrong "none fits"
 
 # Bad input: one line, exit 2.
-cp -r "$tmp/inter" "$tmp/bad_key" && edit "$tmp/bad_key" "m['convention']['rotary_dim']=16"
-validate 2 bad_key bad_key
-one_line bad_key 'unknown key "rotary_dim"'
+refused inter bad_key "m['convention']['rotary_dim']=16" 'unknown key "rotary_dim"'
+refused inter bad_pairing "m['convention']['pairing']='rows_first'" "pairing must be per_half or whole_head"
 cp -r "$tmp/inter" "$tmp/bad_dim"
 "$py" -c "import numpy as np,sys; d=sys.argv[1]; [np.save(f'{d}/{r}.npy', np.load(f'{d}/{r}.npy')[..., :6]) for r in 'xy']" \
   "$tmp/bad_dim"
 validate 2 bad_dim bad_dim
-one_line bad_dim "must be a multiple of 4"
+one_line bad_dim "must be a multiple of 4 (2 axes of pairs)"
 cp -r "$tmp/inter" "$tmp/bad_cols" && "$py" -c "import numpy as np,sys; np.save(sys.argv[1], np.arange(5))" \
   "$tmp/bad_cols/cols.npy"
 validate 2 bad_cols bad_cols
