@@ -4,7 +4,9 @@
 // backend's rounding is that of its per-half kernel.
 #pragma once
 
+#include <algorithm>
 #include <span>
+#include <vector>
 
 #include "interface/operations.hpp"
 
@@ -20,6 +22,27 @@ void rope2d_by_halves(const Rope2dApply& c, PerHalf per_half) {
   if (permute) exchange_middle_quarters(c.x, s.head_dim);
   per_half(s, c.x);
   if (permute) exchange_middle_quarters(c.x, s.head_dim);
+}
+
+/// Per-half 2-D RoPE (spec.pairing per_half) as two 1-D RoPE calls of width d/2: each axis's
+/// half-heads gathered into an (n, heads, d/2) tensor, turned by one_d(RopeApply) at that axis's
+/// positions and frequencies (Rope2dSpec::axis: Pixtral's column its own), and scattered back. A
+/// gather rounds nothing, so the rounding is one_d's.
+template <class OneD>
+void rope2d_as_two_ropes(const Rope2dSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
+                         std::span<const std::int64_t> cols, std::span<float> x, OneD one_d) {
+  const std::size_t half = static_cast<std::size_t>(s.head_dim / 2), blocks = x.size() / (2 * half);
+  for (const bool by_column : {false, true}) {
+    const std::size_t which = by_column ? half : 0;
+    std::vector<float> part(blocks * half);
+    for (std::size_t b = 0; b < blocks; ++b)
+      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(b * 2 * half + which), half,
+                  part.begin() + static_cast<std::ptrdiff_t>(b * half));
+    one_d(RopeApply{s.axis(by_column), dt, heads, by_column ? cols : rows, part});
+    for (std::size_t b = 0; b < blocks; ++b)
+      std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(b * half), half,
+                  x.begin() + static_cast<std::ptrdiff_t>(b * 2 * half + which));
+  }
 }
 
 }  // namespace pecheck

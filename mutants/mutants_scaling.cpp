@@ -140,6 +140,19 @@ struct Rope2dAxesSwapped : Forwarding {
   }
 };
 
+/// Pixtral's 2-D RoPE through an axial kernel: the column turned at the row's frequencies
+/// (base^(-4k/d)), not the odd-indexed ones (base^(-(4k+2)/d)), as when Pixtral is served by a
+/// kernel written for Qwen2-VL's vision tower.
+struct Rope2dSplitIgnored : Forwarding {
+  using Forwarding::run;
+  Rope2dSplitIgnored() : Forwarding("mutant-rope2d-split-frequencies-ignored") {}
+  void run(const Rope2dApply& c) override {
+    Rope2dSpec s = c.spec;
+    s.frequencies = Rope2dFrequencies::shared;
+    inner_->run(Rope2dApply{s, c.dtype, c.heads, c.rows, c.cols, c.x});
+  }
+};
+
 }  // namespace
 
 std::vector<Mutant> scaling_mutants() {
@@ -163,6 +176,10 @@ std::vector<Mutant> scaling_mutants() {
       {"2-D RoPE with rows and columns exchanged",
        "meshgrid xy/ij indexing (MAE's get_2d_sincos_pos_embed: 'here w goes first')", "rope2d.agrees_with_reference",
        make_mutant<Rope2dAxesSwapped>},
+      {"Pixtral's 2-D RoPE with the column at the row's frequencies",
+       "an axial kernel (Qwen2-VL's vision tower, both axes base^(-4k/d)) serving Pixtral, whose column takes "
+       "the odd-indexed frequencies base^(-(4k+2)/d) (transformers' PixtralRotaryEmbedding)",
+       "rope2d.agrees_with_reference", make_mutant<Rope2dSplitIgnored>},
   };
 }
 

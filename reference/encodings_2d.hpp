@@ -42,13 +42,14 @@ inline std::pair<int, int> rope2d_pair(const Rope2dSpec& s, bool by_column, int 
 }
 
 /// Applies 2-D RoPE in place to x (tokens, heads, head_dim), token t at (rows[t], cols[t]): pair p
-/// of the axis (p < d/4) turns by the row and by the column, in the half-heads (per_half) or as
+/// of the axis (p < d/4) turns by the row at the row axis's frequency and by the column at the
+/// column axis's (the same, or Pixtral's odd-indexed ones: Rope2dFrequencies), in the half-heads (per_half) or as
 /// pairs p and p + d/4 of one RoPE over the whole head (whole_head), straight from the definition.
 template <class Real>
 void rope2d_apply(const Rope2dSpec& s, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<Real> x) {
   s.validate();
-  const RopeRotation<Real> axis(s.axis());
+  const RopeRotation<Real> row_axis(s.axis(false)), col_axis(s.axis(true));
   // whole_head turns pairs of one RoPE over the head (its own frequencies unused: the axis's are).
   const std::optional<RopeRotation<Real>> whole =
       s.pairing == Rope2dPairing::whole_head
@@ -58,15 +59,15 @@ void rope2d_apply(const Rope2dSpec& s, int heads, std::span<const std::int64_t> 
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), half = hd / 2, hs = static_cast<std::size_t>(heads);
   for (std::size_t t = 0; t < rows.size(); ++t)
     for (int p = 0; p < quarter; ++p) {
-      const auto by_row = axis.cos_sin(rows[t], p), by_col = axis.cos_sin(cols[t], p);
+      const auto by_row = row_axis.cos_sin(rows[t], p), by_col = col_axis.cos_sin(cols[t], p);
       for (std::size_t h = 0; h < hs; ++h) {
         const std::span<Real> head = x.subspan((t * hs + h) * hd, hd);
         if (whole) {
           whole->turn(head, p, by_row);
           whole->turn(head, quarter + p, by_col);
         } else {
-          axis.turn(head.first(half), p, by_row);
-          axis.turn(head.last(half), p, by_col);
+          row_axis.turn(head.first(half), p, by_row);
+          col_axis.turn(head.last(half), p, by_col);
         }
       }
     }

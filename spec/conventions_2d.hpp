@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "spec/conventions.hpp"
 
@@ -47,26 +49,48 @@ inline std::string_view pairing_name(Rope2dPairing p) {
   return p == Rope2dPairing::per_half ? "per_half" : "whole_head";
 }
 
-/// 2-D RoPE, axial: pairs rotated by the row or the column (pairing), both axes with frequencies
-/// base^(-4k/d), k < d/4 (those of a 1-D RoPE of width d/2).
+/// How 2-D RoPE gives its axes their frequencies. shared: both axes base^(-4k/d), k < d/4, those of
+/// a 1-D RoPE of width d/2 (RoPE-Axial, Qwen2-VL's vision tower, EVA). split: Pixtral's, the d/2
+/// frequencies of one RoPE of width d, base^(-2i/d), dealt out between the axes: the row takes the
+/// even-indexed ones (base^(-4k/d), the shared ones) and the column the odd-indexed ones
+/// (base^(-(4k+2)/d)), so the column's axis is the shared one slowed by base^(2/d).
+enum class Rope2dFrequencies { shared, split };
+
+inline std::string_view frequencies_name(Rope2dFrequencies f) {
+  return f == Rope2dFrequencies::shared ? "shared" : "split";
+}
+
+/// 2-D RoPE, axial: pairs rotated by the row or the column (pairing), each axis a 1-D RoPE of width
+/// d/2 with the frequencies `frequencies` gives it.
 struct Rope2dSpec {
   int head_dim = 64;
   double base = 100.0;
   RopeLayout layout = RopeLayout::interleaved;
   Rope2dPairing pairing = Rope2dPairing::per_half;
+  Rope2dFrequencies frequencies = Rope2dFrequencies::shared;
 
   void validate() const {
     if (head_dim <= 0 || head_dim % 4 != 0)
       throw std::invalid_argument(fmt::format("2-D RoPE head_dim must be a positive multiple of 4, got {}", head_dim));
-    axis().validate();
+    axis(false).validate();
+    axis(true).validate();
   }
-  /// The 1-D RoPE each axis uses (per_half: each half of a head gets it).
-  RopeSpec axis() const { return {head_dim / 2, head_dim / 2, base, layout}; }
+  /// The 1-D RoPE of width d/2 an axis uses (per_half: its half of a head gets it): the row's
+  /// (by_column false) at base^(-4k/d); the column's the same, or under split frequencies slowed
+  /// by base^(2/d), stated as RoPE's linear rule with that factor (a double: its rounding moves a
+  /// frequency by 2^-53 relative, far below any bound).
+  RopeSpec axis(bool by_column = false) const {
+    RopeSpec a{head_dim / 2, head_dim / 2, base, layout};
+    if (by_column && frequencies == Rope2dFrequencies::split)
+      a.scaling = RopeScaling{.kind = RopeScalingKind::linear, .factor = std::pow(base, 2.0 / head_dim)};
+    return a;
+  }
   /// Whether the row pairs are (p, p + d/2), not (p, p + d/4): the two pairings differ.
   bool pairs_whole_head() const { return pairing == Rope2dPairing::whole_head && layout == RopeLayout::half_split; }
   std::string describe() const {
-    return fmt::format("rope2d(layout={},d={},base={}{})", layout_name(layout), head_dim, short_number(base),
-                       pairing == Rope2dPairing::per_half ? "" : ",pairing=whole_head");
+    return fmt::format("rope2d(layout={},d={},base={}{}{})", layout_name(layout), head_dim, short_number(base),
+                       pairing == Rope2dPairing::per_half ? "" : ",pairing=whole_head",
+                       frequencies == Rope2dFrequencies::shared ? "" : ",frequencies=split");
   }
 };
 

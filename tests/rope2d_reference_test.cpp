@@ -2,7 +2,8 @@
 // out by hand from transformers 5's code rather than from the pairing under test: Qwen2-VL's
 // (cos = [h, w, h, w] with one rotate_half over the head: whole_head), SAM 2's (cos =
 // repeat_interleave([h, w], 2) with rotate_pairwise: interleaved, either pairing) and Gemma 4's
-// (cos = [h, h, w, w], each half-head its own rotate_half: per_half). Then the backends' quarter
+// (cos = [h, h, w, w], each half-head its own rotate_half: per_half), and Pixtral's (the even-indexed
+// frequencies of a width-d RoPE for the row, the odd for the column: split). Then the backends' quarter
 // exchange (impl/rope2d_by_halves.hpp) on the scalar kernel against the oracle, within f32 rounding.
 
 #include <gtest/gtest.h>
@@ -91,6 +92,27 @@ TEST(Rope2dReference, WholeHeadIsQwen2VlVisionRotary) {
     const Vec x = random_head(s.head_dim, rng), hw = cat({axis_angles(s, r), axis_angles(s, c)});
     expect_near(oracle(s, r, c, x), rotate(x, cat({hw, hw}), rotate_half(x)));
   }
+}
+
+TEST(Rope2dReference, SplitIsPixtralVisionRotary) {
+  // PixtralVisionRotaryEmbedding: inv_freq = base^(-2i/d) for i < d/2, the row's the even-indexed
+  // ones, the column's the odd-indexed ones, cos = [h, w, h, w] and one rotate_half over the head.
+  std::mt19937_64 rng(test_seed());
+  const Rope2dSpec s{.head_dim = 64,
+                     .base = 10000,
+                     .layout = RopeLayout::half_split,
+                     .pairing = Rope2dPairing::whole_head,
+                     .frequencies = Rope2dFrequencies::split};
+  for (const auto& [r, c] : kPositions) {
+    Vec h, w;
+    for (int k = 0; k < s.head_dim / 4; ++k) {
+      h.push_back(double(r) * std::pow(s.base, -2.0 * (2 * k) / s.head_dim));
+      w.push_back(double(c) * std::pow(s.base, -2.0 * (2 * k + 1) / s.head_dim));
+    }
+    const Vec x = random_head(s.head_dim, rng);
+    expect_near(oracle(s, r, c, x), rotate(x, cat({h, w, h, w}), rotate_half(x)));
+  }
+  EXPECT_EQ(s.describe(), "rope2d(layout=half_split,d=64,base=10000,pairing=whole_head,frequencies=split)");
 }
 
 TEST(Rope2dReference, InterleavedIsSam2EitherPairing) {

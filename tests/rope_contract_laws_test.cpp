@@ -76,8 +76,8 @@ class PerAxisRope2d final : public Offering<Rope2dApply> {
         const std::size_t token = head / d / static_cast<std::size_t>(c.heads);
         for (const bool by_column : {false, true}) {
           const std::int64_t at = by_column ? c.cols[token] : c.rows[token];
-          one_d_->run(
-              RopeApply{s.axis(), c.dtype, 1, std::span(&at, 1), x.subspan(head + (by_column ? half : 0), half)});
+          one_d_->run(RopeApply{s.axis(by_column), c.dtype, 1, std::span(&at, 1),
+                                x.subspan(head + (by_column ? half : 0), half)});
         }
       }
     });

@@ -206,8 +206,8 @@ class VectorEncoder final : public Encoder {
         const int hd = s.head_dim, td = c.heads * hd;
         const Heads<T> row_half[] = {{xs.data(), c.rows.size(), c.heads, td, hd}};
         const Heads<T> col_half[] = {{xs.data() + hd / 2, c.cols.size(), c.heads, td, hd}};
-        rope_apply<I, T>(s.axis(), c.rows, row_half);
-        rope_apply<I, T>(s.axis(), c.cols, col_half);
+        rope_apply<I, T>(s.axis(false), c.rows, row_half);
+        rope_apply<I, T>(s.axis(true), c.cols, col_half);
         xs.write_back();
       });
     });

@@ -136,6 +136,9 @@ class CudaEncoder final : public Encoder {
 
   void run(const Rope2dApply& c) override {
     rope2d_by_halves(c, [&](const Rope2dSpec& s, std::span<float> x) {
+      // Pixtral's split frequencies give the axes different ones: each half through the 1-D kernel.
+      if (s.frequencies == Rope2dFrequencies::split)
+        return rope2d_as_two_ropes(s, c.dtype, c.heads, c.rows, c.cols, x, [&](const RopeApply& r) { run(r); });
       const std::vector<angles::Frequency> freqs = angles::rope_frequencies(s.axis());
       launcher_.rope2d_apply(storage(c.dtype), c.heads, s.head_dim, s.layout == RopeLayout::interleaved, c.rows.data(),
                              c.cols.data(), c.rows.size(), freqs.data(), x.data());

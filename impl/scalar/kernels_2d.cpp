@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "impl/rope2d_by_halves.hpp"
 #include "impl/scalar/kernels.hpp"
 #include "interface/encoder.hpp"
 #include "interface/operations.hpp"
@@ -26,18 +27,9 @@ void sinusoidal2d_table(const Sinusoidal2dSpec& s, DType dt, std::span<const std
 void rope2d_apply(const Rope2dSpec& s, DType dt, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<float> x) {
   Rope2dApply{s, dt, heads, rows, cols, x}.check();
-  const std::size_t half = static_cast<std::size_t>(s.head_dim / 2), blocks = x.size() / (2 * half);
-  // Each half-head is a head of the 1-D RoPE of width d/2: gather, rotate, scatter back.
-  for (const std::size_t which : {std::size_t{0}, half}) {
-    std::vector<float> part(blocks * half);
-    for (std::size_t b = 0; b < blocks; ++b)
-      std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(b * 2 * half + which), half,
-                  part.begin() + static_cast<std::ptrdiff_t>(b * half));
-    rope_apply(s.axis(), dt, heads, which == 0 ? rows : cols, part);
-    for (std::size_t b = 0; b < blocks; ++b)
-      std::copy_n(part.begin() + static_cast<std::ptrdiff_t>(b * half), half,
-                  x.begin() + static_cast<std::ptrdiff_t>(b * 2 * half + which));
-  }
+  // Each half-head is a head of the 1-D RoPE of width d/2 at its axis's positions and frequencies.
+  rope2d_as_two_ropes(s, dt, heads, rows, cols, x,
+                      [](const RopeApply& c) { rope_apply(c.spec, c.dtype, c.heads, c.positions, c.x); });
 }
 
 }  // namespace pecheck::scalar

@@ -38,11 +38,14 @@ rc::Gen<Sinusoidal2dSpec> sinusoidal2d_spec_gen() {
 
 rc::Gen<Rope2dSpec> rope2d_spec_gen() {
   return rc::gen::apply(
-      [](int d, double base, RopeLayout l, Rope2dPairing pairing) {
-        return Rope2dSpec{d, base, l, pairing};
+      [](int d, double base, RopeLayout l, Rope2dPairing pairing, Rope2dFrequencies f) {
+        return Rope2dSpec{d, base, l, pairing, f};
       },
       width_by_4(256), rc::gen::oneOf(rc::gen::just(100.0), gen::base()), gen::rope_layout(),
-      rc::gen::element(Rope2dPairing::per_half, Rope2dPairing::whole_head));
+      rc::gen::element(Rope2dPairing::per_half, Rope2dPairing::whole_head),
+      // Pixtral's split frequencies in one case in three.
+      rc::gen::weightedOneOf<Rope2dFrequencies>(
+          {{2, rc::gen::just(Rope2dFrequencies::shared)}, {1, rc::gen::just(Rope2dFrequencies::split)}}));
 }
 
 template rc::Gen<Sinusoidal2dCase> grid_case_gen(rc::Gen<Sinusoidal2dSpec>, int);

@@ -4,9 +4,9 @@
 // Doc: docs/properties/rope2d.agrees_with_reference.md
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
-#include "properties/two_dimensional/cases_2d.hpp"
 #include "properties/catalogue.hpp"
 #include "properties/rope/rope_cases.hpp"
+#include "properties/two_dimensional/cases_2d.hpp"
 #include "reference/encodings_2d.hpp"
 
 namespace pecheck::props {
@@ -25,7 +25,7 @@ Outcome under(tol::Contract contract, DType dt, const Rope2dCase& c, const std::
   double worst_ratio = -1;
   for (const bool by_column : {false, true}) {
     const std::vector<std::int64_t>& at = by_column ? c.cols : c.rows;
-    Outcome o = under_contract(contract, dt, c.spec.axis(), c.heads, axis_halves(c.spec, x, by_column),
+    Outcome o = under_contract(contract, dt, c.spec.axis(by_column), c.heads, axis_halves(c.spec, x, by_column),
                                axis_halves(c.spec, y, by_column), axis_halves(c.spec, exact, by_column), 1.0,
                                [&](std::size_t token, int) { return at[token]; });
     const double ratio = o.error_u / o.bound_u;

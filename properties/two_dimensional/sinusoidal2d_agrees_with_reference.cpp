@@ -3,8 +3,8 @@
 // Doc: docs/properties/sinusoidal2d.agrees_with_reference.md
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
-#include "properties/two_dimensional/cases_2d.hpp"
 #include "properties/catalogue.hpp"
+#include "properties/two_dimensional/cases_2d.hpp"
 #include "reference/encodings_2d.hpp"
 
 namespace pecheck::props {

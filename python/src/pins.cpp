@@ -259,12 +259,16 @@ void pin_mrope(Pins& pins, const Json& c) {
 void pin_rope2d(Pins& pins, const Json& c) {
   // Spec field names: the layout of each axis's RoPE, and which dims it pairs (whole_head: Qwen2-VL's
   // vision tower, one rotate_half over the head; per_half: RoPE-Axial, each half-head its own).
-  only_keys(c, {"head_dim", "base", "layout", "pairing"}, Op::rope2d_apply);
+  only_keys(c, {"head_dim", "base", "layout", "pairing", "frequencies"}, Op::rope2d_apply);
   const auto head_dim = field<int>(c, "head_dim");
   const auto base = field<double>(c, "base");
   const auto layout = rope_layout(c);
   const auto pairing = named<Rope2dPairing>(
       c, "pairing", {{"per_half", Rope2dPairing::per_half}, {"whole_head", Rope2dPairing::whole_head}});
+  // shared: both axes base^(-4k/d); split: Pixtral's, the row's the even-indexed frequencies of a
+  // width-d RoPE and the column's the odd-indexed ones.
+  const auto frequencies = named<Rope2dFrequencies>(
+      c, "frequencies", {{"shared", Rope2dFrequencies::shared}, {"split", Rope2dFrequencies::split}});
   if (!base) bad("2-D RoPE needs 'base' (HF: rope_parameters['rope_theta'])");
   if (!layout) bad("2-D RoPE needs 'layout': half_split (rotate_half) or interleaved (pairs 2i, 2i + 1)");
   if (*layout == RopeLayout::half_split && !pairing)
@@ -275,6 +279,7 @@ void pin_rope2d(Pins& pins, const Json& c) {
     s.base = *base;
     s.layout = *layout;
     s.pairing = pairing.value_or(Rope2dPairing::per_half);
+    s.frequencies = frequencies.value_or(Rope2dFrequencies::shared);
   };
   validate_pinned(pins, Rope2dSpec{});
 }

@@ -79,7 +79,8 @@ Json spec_json(const Rope2dSpec& s) {
   return {{"head_dim", s.head_dim},
           {"base", s.base},
           {"layout", str(layout_name(s.layout))},
-          {"pairing", str(pairing_name(s.pairing))}};
+          {"pairing", str(pairing_name(s.pairing))},
+          {"frequencies", str(frequencies_name(s.frequencies))}};
 }
 
 Json spec_json(const MropeSpec& s) {

@@ -157,7 +157,6 @@ LEFT_OUT = [
 ]
 if V5:
     LEFT_OUT += [
-        ("pixtral", "rope2d"),
         ("qwen2_vl", "composite"),  # its text model is qwen2_vl_text
         ("kimi_k25_vision", "rope2d"),  # its axes alternate per frequency: no rope2d pairing states it
         ("blt", "composite"),  # its local and global parts are model_types of their own
@@ -185,6 +184,23 @@ def test_a_vision_tower_under_the_wrong_pairing_fails():
     assert subject.convention["pairing"] == "whole_head" and subject.convention["layout"] == "half_split"
     wrong = dataclasses.replace(subject, convention={**subject.convention, "pairing": "per_half"})
     row = judge.judge(wrong, cases=CASES, ladder=False)
+    assert row.verdict == "FAIL" and "rope2d.agrees_with_reference" in row.failures[0], row.failures
+
+
+@pytest.mark.skipif(not V5, reason="transformers 4.49's vision towers have no axial rotary module")
+def test_pixtral_passes_under_split_frequencies_only():
+    # Pixtral deals a width-d RoPE's frequencies out between the axes (rows the even-indexed, columns the
+    # odd): under that statement its tower passes; stated as the other towers' shared frequencies, it fails.
+    import dataclasses
+
+    from pecheck.zoo import judge
+
+    (subject,) = sweep.find("pixtral")
+    assert subject.convention["frequencies"] == "split" and subject.convention["pairing"] == "whole_head"
+    row = judge.judge(subject, cases=CASES, ladder=False)
+    assert row.verdict == "PASS", row.failures
+    shared = dataclasses.replace(subject, convention={**subject.convention, "frequencies": "shared"})
+    row = judge.judge(shared, cases=CASES, ladder=False)
     assert row.verdict == "FAIL" and "rope2d.agrees_with_reference" in row.failures[0], row.failures
 
 

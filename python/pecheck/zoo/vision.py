@@ -56,6 +56,11 @@ FORMS = (
          {"layout": "interleaved"}, True, "tokens",
          "layout interleaved, columns first: recomposition_frequencies repeat_interleaves [columns, rows] and "
          "rotate_pairwise turns pairs (2i, 2i+1) (pecheck's rows are given the module as its columns)"),
+    Form("pixtral", "PixtralVisionRotaryEmbedding", "apply_rotary_pos_emb",
+         {"layout": "half_split", "pairing": "whole_head", "frequencies": "split"}, False, "heads",
+         "frequencies split, pairing whole_head: compute_axial_rope_parameters deals a width-d RoPE's frequencies "
+         "out, the even-indexed to the rows and the odd-indexed to the columns, recomposition_frequencies lays cos "
+         "out [rows, columns, rows, columns] and apply_rotary_pos_emb turns it with one rotate_half over the head"),
     Form("gemma4_vision", "Gemma4VisionRotaryEmbedding", "apply_multidimensional_rope",
          {"layout": "half_split", "pairing": "per_half"}, False, "batch",
          "pairing per_half: recomposition_frequencies lays cos out [rows, rows, columns, columns] and "
@@ -65,8 +70,6 @@ FORMS = (
 
 # Axial towers whose form pecheck's rope2d cannot state, each with what it does.
 UNSTATED = {
-    "pixtral": "Pixtral's rows turn by the even-indexed frequencies of a width-d RoPE, base^(-4k/d), its columns by "
-               "the odd ones, base^(-(4k+2)/d): pecheck's rope2d gives both axes base^(-4k/d)",
     "kimi_k25": "Kimi-K2.5's recomposition_frequencies alternates the axes per frequency over the whole head (column "
                 "then row for each k): a pairing pecheck's rope2d (per_half, whole_head) cannot state",
     "minimax_m3_vl": "MiniMax-M3-VL's vision rotary turns by three axes (t, h, w) over the first dims of the head: "
@@ -126,11 +129,14 @@ def subjects(arch, module, config_cls):
     params = dict(config.rope_parameters)
     if params.get("rope_type") != "axial":
         raise NotCallable(f"{cls.__name__}: rope_type {params.get('rope_type')!r}, not 'axial'")
+    # The module's frequencies: d/4 shared by both axes, or (split, Pixtral's) d/2 dealt out between them.
+    per_frequency = 2 if form.convention.get("frequencies") == "split" else 4
     pairs = int(rope.inv_freq.numel())
-    conv = {"head_dim": 4 * pairs, "base": float(params["rope_theta"]), **form.convention}
+    conv = {"head_dim": per_frequency * pairs, "base": float(params["rope_theta"]), **form.convention}
     apply = getattr(module, form.apply)
-    stated = (f"rope_parameters={{rope_theta={params['rope_theta']:g},rope_type=axial}}; head_dim={4 * pairs} "
-              f"(the module's {pairs} frequencies per axis, d/4)")
+    stated = (f"rope_parameters={{rope_theta={params['rope_theta']:g},rope_type=axial}}; "
+              f"head_dim={per_frequency * pairs} (the module's {pairs} frequencies "
+              + ("per axis, d/4)" if per_frequency == 4 else "dealt out between the axes, d/2)"))
 
     def build():
         import torch
