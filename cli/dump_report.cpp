@@ -220,7 +220,8 @@ void print_checked(const Checked& c, bool quiet, std::string_view what) {
                              m.bound_text);
     if (m.contracts) std::cout << "    " << m.contracts->text() << "\n";
     if (!quiet || !m.holds()) {
-      std::cout << fmt::format("    {:<22} {:>7} {:>13} {:>12}\n", "positions", "tokens", "max err (u)", "max |diff|");
+      std::cout << fmt::format("    {:<22} {:>7} {:>13} {:>12}\n", m.filed_by + "s", "tokens", "max err (u)",
+                               "max |diff|");
       for (const Octave& o : m.octaves)
         std::cout << fmt::format("    {:<22} {:>7} {:>13.4g} {:>12.3g}{}\n", fmt::format("[{},{})", o.lo, o.hi),
                                  o.tokens, o.max_u, o.max_abs, o.holds() ? "" : "  over the bound");

@@ -44,6 +44,7 @@ struct Measurement {
   double max_ratio = 0;  ///< worst error over its own bound: the check holds when <= 1
   std::string where;     ///< the worst place: position, token, head, dims, values
   std::vector<Octave> octaves;
+  std::string filed_by = "position";         ///< what the octaves are of: "position", "distance", "key position"
   std::string summary;                       ///< the finding in plain words
   std::optional<ContractReading> contracts;  ///< RoPE agreement only
   bool holds() const { return max_ratio <= 1; }

@@ -90,7 +90,7 @@ std::vector<double> read_alibi_slopes(const Dump& d) {
 Measurement alibi_agreement(const Dump& d) {
   const auto slopes = ref::alibi_slopes<long double>(d.heads);
   const double u = unit_roundoff(d.dtype);
-  Recorder rec("alibi.agrees_with_reference", tol::alibi_bias(d.dtype));
+  Recorder rec("alibi.agrees_with_reference", tol::alibi_bias(d.dtype), "", d.key_bias ? "key position" : "distance");
   for_each_entry(d, [&](std::size_t h, std::size_t i, std::size_t j, const Entry& e) {
     // Filed by distance (key position in BLOOM's form): each entry of one head counts there, so
     // every octave an error lands in is one the table shows.

@@ -19,8 +19,11 @@ namespace pecheck::dumpcheck {
 /// Collects errors per octave and the worst one overall.
 class Recorder {
  public:
-  Recorder(std::string property, double bound, std::string bound_text = "") {
-    m_.property = std::move(property), m_.bound_u = bound;
+  /// `filed_by` names what the octaves are of, in the summary: "position", or "distance" for the
+  /// biases filed by |p_i - p_j| ("key position" for BLOOM's key form).
+  Recorder(std::string property, double bound, std::string bound_text = "", std::string filed_by = "position")
+      : filed_by_(std::move(filed_by)) {
+    m_.property = std::move(property), m_.bound_u = bound, m_.filed_by = filed_by_;
     m_.bound_text = bound_text.empty() ? fmt::format("{:.4g} u", bound) : std::move(bound_text);
   }
 
@@ -60,23 +63,24 @@ class Recorder {
     const auto first_bad = std::find_if(kept.begin(), kept.end(), [&](const Octave& o) { return !o.holds(); });
     const std::string& bound = m_.bound_text;
     if (first_bad == kept.end()) {
-      m_.summary = fmt::format("{} within {} at every position present (max {:.3g} u, worst against its bound at {})",
-                               what, bound, m_.max_u, m_.where);
+      m_.summary = fmt::format("{} within {} at every {} present (max {:.3g} u, worst against its bound at {})", what,
+                               bound, filed_by_, m_.max_u, m_.where);
     } else if (first_bad == kept.begin()) {
-      m_.summary = fmt::format("{} fails from the smallest positions on: {:.3g} u, {:.3g} times {}, at {}", what,
+      m_.summary = fmt::format("{} fails from the smallest {}s on: {:.3g} u, {:.3g} times {}, at {}", what, filed_by_,
                                first_bad->max_u, first_bad->max_ratio, bound, m_.where);
     } else {
       m_.summary = fmt::format(
-          "{} holds within {} below position {}; from [{},{}) it exceeds it ({:.3g} u, |diff| {:.2g}), growing to "
+          "{} holds within {} below {} {}; from [{},{}) it exceeds it ({:.3g} u, |diff| {:.2g}), growing to "
           "{:.3g} times it at {}",
-          what, bound, first_bad->lo, first_bad->lo, first_bad->hi, first_bad->max_u, first_bad->max_abs, m_.max_ratio,
-          m_.where);
+          what, bound, filed_by_, first_bad->lo, first_bad->lo, first_bad->hi, first_bad->max_u, first_bad->max_abs,
+          m_.max_ratio, m_.where);
     }
     return m_;
   }
 
  private:
   Measurement m_;
+  std::string filed_by_;
 };
 
 }  // namespace pecheck::dumpcheck

@@ -67,7 +67,7 @@ Measurement shaw_agreement(const Dump& d, bool reversed) {
   const std::size_t n = d.tokens(), w = static_cast<std::size_t>(d.width);
   const ShawSpec s{.max_distance = (d.max_len - 1) / 2, .head_dim = d.width};
   const double u = unit_roundoff(d.dtype);
-  Recorder rec("shaw.agrees_with_reference", tol::shaw_score(d.dtype, d.width));
+  Recorder rec("shaw.agrees_with_reference", tol::shaw_score(d.dtype, d.width), "", "distance");
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
       const std::int64_t rel = d.positions[j] - d.positions[i];

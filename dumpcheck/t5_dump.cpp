@@ -103,7 +103,7 @@ T5Reading read_t5(const Dump& d) {
 
 Measurement t5_agreement(const Dump& d, const T5Spec& s) {
   const std::size_t n = d.positions.size();
-  Recorder rec("t5.agrees_with_reference", 0, "bit-exact (a gather)");
+  Recorder rec("t5.agrees_with_reference", 0, "bit-exact (a gather)", "distance");
   for (std::size_t h = 0; h < static_cast<std::size_t>(d.heads); ++h)
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {

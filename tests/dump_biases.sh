@@ -87,6 +87,7 @@ np.save(f"{d}/bias.npy", b)
 PY
 expect 1 t5_far -- "$PECHECK" validate --dump "$tmp/t5far"
 grep -qE "^    \[1,2\) .*over the bound" "$tmp/t5_far.out" || { cat "$tmp/t5_far.out"; fail "t5_far: the distance-1 octave is not shown failing"; }
+grep -qF "below distance 1;" "$tmp/t5_far.out" || { cat "$tmp/t5_far.out"; fail "t5_far: the summary does not say the octaves are of distance"; }
 rm -rf "$tmp/m"; cp -r "$tmp/t5/dec" "$tmp/m"; edit "$tmp/m" "m['convention']={'buckets': 32}"
 expect 2 t5key -- "$PECHECK" validate --dump "$tmp/m"
 one_line t5key 'unknown key "buckets"'
