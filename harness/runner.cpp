@@ -138,8 +138,9 @@ void fill_from_rapidcheck(const rc::detail::TestResult& r, const MeasurementTrac
     out.message = t.last_failure().empty() ? fail->description : t.last_failure();
     out.counterexample_error_u = t.last_failure_error();
     out.counterexample_bound_u = t.last_failure_bound();
-    for (const auto& [type, value] : fail->counterExample)
-      out.counterexample += (out.counterexample.empty() ? "" : " ") + value;
+    // The case the check ran: the last pick. A case the encoder declined is drawn again (below),
+    // and each redraw is a pick of its own that RapidCheck also lists.
+    if (!fail->counterExample.empty()) out.counterexample = fail->counterExample.back().second;
   } else if (r.template is<rc::detail::GaveUpResult>()) {
     const auto* gave_up = &r.template get<rc::detail::GaveUpResult>();
     out.verdict = Verdict::fail;

@@ -4,7 +4,8 @@
 // (issue 38: a spec-mode function with one layout lost rope.nan_parity and
 // rope.scaled_frequency_bounds). Every RoPE property that needs nothing the encoder declines now
 // runs its full case count and says how many drawn cases were not offered; one that needs the
-// declined layout in every case is a skip naming it.
+// declined layout in every case is a skip naming it. A failure found after redraws names the case
+// checked, not the declined ones drawn before it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -99,6 +100,35 @@ TEST(DeclinedCases, AnEncoderWithOneLayoutAndOneRuleKeepsEveryPropertyThatNeedsN
     return declines_layout(s, RopeLayout::interleaved);
   });
   expect_every_property_runs(e, [](const std::string& id) { return needs_both_layouts(id) || needs_ntk(id); });
+}
+
+/// Declines interleaved pairs and turns half-split ones at twice the base: a real failure found
+/// after declined cases were drawn again.
+class DeclinesThenFails final : public Offering<RopeApply> {
+ public:
+  using Offering<RopeApply>::run;
+  std::string name() const override { return "declines-then-fails"; }
+  void run(const RopeApply& c) override {
+    if (c.spec.layout == RopeLayout::interleaved) throw Unsupported("declines interleaved pairs");
+    RopeApply wrong = c;
+    wrong.spec.base *= 2;
+    inner_->run(wrong);
+  }
+
+ private:
+  std::unique_ptr<Encoder> inner_ = make_encoder("scalar");
+};
+
+TEST(DeclinedCases, ACounterexampleIsTheCaseCheckedNotTheDeclinedOnesBeforeIt) {
+  DeclinesThenFails e;
+  const PropertyResult r =
+      registered_property("rope.agrees_with_reference").run(e, DType::f32, RunParams{testing::test_seed(), 30});
+  ASSERT_EQ(r.verdict, Verdict::fail) << r.message;
+  // One case description: each redraw of a declined case is a pick RapidCheck lists too.
+  const auto first = r.counterexample.find("data="), last = r.counterexample.rfind("data=");
+  EXPECT_NE(first, std::string::npos) << r.counterexample;
+  EXPECT_EQ(first, last) << r.counterexample;
+  EXPECT_NE(r.counterexample.find("layout=half_split"), std::string::npos) << r.counterexample;
 }
 
 }  // namespace
