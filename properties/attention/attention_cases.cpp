@@ -227,6 +227,16 @@ rc::Gen<AttentionCase> with_scales(rc::Gen<AttentionCase> cases) {
   });
 }
 
+namespace {
+/// Positions `stride` apart from the first, moved down as a whole if the last would pass the
+/// largest position drawn (2^24 - 1).
+void spread(std::vector<std::int64_t>& positions, std::int64_t stride) {
+  const std::int64_t n = static_cast<std::int64_t>(positions.size()), span = (n - 1) * stride;
+  const std::int64_t first = std::min(positions.front(), tol::kMaxPosition - span);
+  for (std::int64_t i = 0; i < n; ++i) positions[static_cast<std::size_t>(i)] = first + i * stride;
+}
+}  // namespace
+
 rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases) {
   return rc::gen::mapcat(std::move(cases), [](AttentionCase c) {
     if (c.spec.pe != AttentionPE::rope) return rc::gen::just(c);
@@ -234,12 +244,17 @@ rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases) {
     const auto rotary = rc::gen::weightedOneOf<int>(
         {{2, rc::gen::just(d)}, {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int p) { return 2 * p; })}});
     return rc::gen::mapcat(rotary, [c](int rot) {
-      return rc::gen::map(gen::rope_scaling(rot), [c, rot](RopeScaling r) {
-        AttentionCase e = c;
-        e.spec.rotary_dim = rot;
-        e.spec.rope_scaling = r;
-        return e;
-      });
+      // Tokens 997 positions apart in half the cases: over a few consecutive positions RoPE's slow
+      // pairs barely turn, so a kernel that ignores rotary_dim or the scaling rule moves the logits
+      // by less than bf16's bound; 997 apart they turn by radians.
+      return rc::gen::map(rc::gen::pair(gen::rope_scaling(rot), rc::gen::arbitrary<bool>()),
+                          [c, rot](std::pair<RopeScaling, bool> rs) {
+                            AttentionCase e = c;
+                            e.spec.rotary_dim = rot;
+                            e.spec.rope_scaling = rs.first;
+                            if (rs.second) spread(e.positions, 997);
+                            return e;
+                          });
     });
   });
 }
