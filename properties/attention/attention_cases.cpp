@@ -242,7 +242,7 @@ rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases) {
     if (c.spec.pe != AttentionPE::rope) return rc::gen::just(c);
     const int d = c.spec.head_dim;
     const auto rotary = rc::gen::weightedOneOf<int>(
-        {{2, rc::gen::just(d)}, {1, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int p) { return 2 * p; })}});
+        {{1, rc::gen::just(d)}, {2, rc::gen::map(rc::gen::inRange(1, d / 2 + 1), [](int p) { return 2 * p; })}});
     return rc::gen::mapcat(rotary, [c](int rot) {
       // Tokens 997 positions apart in half the cases: over a few consecutive positions RoPE's slow
       // pairs barely turn, so a kernel that ignores rotary_dim or the scaling rule moves the logits

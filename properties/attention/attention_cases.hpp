@@ -115,7 +115,7 @@ rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases);
 rc::Gen<AttentionCase> with_scales(rc::Gen<AttentionCase> cases);
 
 /// The same cases with RoPE's own spec drawn in for the RoPE ones: rotary_dim the head (weight
-/// 2) or an even part of it (1), and a scaling rule from gen::rope_scaling (none half the time;
+/// 1) or an even part of it (2: an ignored rotary_dim shows only in partial cases), and a scaling rule from gen::rope_scaling (none half the time;
 /// linear, NTK, dynamic NTK, YaRN or Llama 3), and in half of them tokens 997 positions apart.
 /// For short cases: their reference is the 50-digit one, whose RoPE computes every rule exactly.
 rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases);
