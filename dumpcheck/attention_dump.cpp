@@ -140,44 +140,53 @@ std::vector<tol::Contract> ladder(const AttentionSpec& s) {
   return {tol::Contract::exact, tol::Contract::rounded_p};
 }
 
-/// Every output's error against the exact one, in u max|V'|, with its query position and its
-/// bound under each contract of the ladder.
+/// Every output's error against the exact one, in u max|V'|, with its query position; each
+/// sequence's bound under each contract of the ladder; and, for the report, what a place is.
 struct Judged {
-  std::vector<double> err_u, abs_err;
+  std::vector<double> err_u, abs_err, got, expected;
   std::vector<std::int64_t> position;
-  std::vector<std::vector<double>> bound;  ///< [contract][output]
-  std::vector<std::string> where;          ///< each output's place and values, when asked for
+  std::vector<std::size_t> sequence, index;  ///< the output's sequence and its element there
+  std::vector<std::vector<double>> bounds;   ///< [contract][sequence]
+  std::vector<double> max_v;                 ///< per sequence
+  std::size_t batch = 1, head_dim = 1, heads = 1, offset = 0;
+
+  double bound(std::size_t contract, std::size_t i) const { return bounds[contract][sequence[i]]; }
+  /// Formed only for the place the report names (Recorder::offer asks lazily).
+  std::string where(std::size_t i) const {
+    const std::size_t e = index[i], token = offset + e / head_dim / heads;
+    return fmt::format("{}query token {} (position {}) head {} dim {}: {:.9g}, exact {:.9g}; max|V'| = {:.4g}",
+                       batch > 1 ? fmt::format("sequence {} ", sequence[i]) : std::string(), token, position[i],
+                       e / head_dim % heads, e % head_dim, got[i], expected[i], max_v[sequence[i]]);
+  }
 };
 
-Judged judge(const Dump& d, const std::vector<tol::Contract>& contracts, bool keep_where) {
+Judged judge(const Dump& d, const std::vector<tol::Contract>& contracts) {
   Judged j;
-  j.bound.resize(contracts.size());
+  j.bounds.resize(contracts.size());
   const double u = unit_roundoff(d.dtype);
-  for (std::size_t b = 0; b < static_cast<std::size_t>(d.batch); ++b) {
+  j.batch = static_cast<std::size_t>(d.batch);
+  for (std::size_t b = 0; b < j.batch; ++b) {
     const Sequence q = sequence(d, b);
-    std::vector<double> bounds(contracts.size()), oracle(contracts.size());
     double max_v = 1;
     for (std::size_t k = 0; k < contracts.size(); ++k) {
       const AttentionBound ab = props::attention_bound(q.c, d.dtype, q.x, contracts[k]);
-      bounds[k] = ab.bound_u + (q.c.n() > kOracleMinN ? ab.oracle_u : 0.0);
+      j.bounds[k].push_back(ab.bound_u + (q.c.n() > kOracleMinN ? ab.oracle_u : 0.0));
       max_v = ab.max_v;
     }
+    j.max_v.push_back(max_v);
     std::vector<double> expected;
     const std::vector<double> err = props::errors_from_exact(q.c, q.x, q.out, expected);
-    const std::size_t D = static_cast<std::size_t>(q.c.spec.head_dim), H = static_cast<std::size_t>(q.c.spec.heads),
-                      off = q.c.spec.query_offset(q.c.n());
+    j.head_dim = static_cast<std::size_t>(q.c.spec.head_dim), j.heads = static_cast<std::size_t>(q.c.spec.heads);
+    j.offset = q.c.spec.query_offset(q.c.n());
     for (std::size_t i = 0; i < err.size(); ++i) {
       const double e = std::isnan(err[i]) ? std::numeric_limits<double>::infinity() : std::fabs(err[i]);
       j.err_u.push_back(e / (u * max_v));
       j.abs_err.push_back(e);
-      j.position.push_back(q.c.positions[off + i / D / H]);
-      for (std::size_t k = 0; k < contracts.size(); ++k) j.bound[k].push_back(bounds[k]);
-      if (keep_where)
-        j.where.push_back(
-            fmt::format("{}query token {} (position {}) head {} dim {}: {:.9g}, exact {:.9g}; max|V'| = "
-                        "{:.4g}",
-                        d.batch > 1 ? fmt::format("sequence {} ", b) : std::string(), off + i / D / H,
-                        q.c.positions[off + i / D / H], i / D % H, i % D, q.out[i], expected[i], max_v));
+      j.got.push_back(q.out[i]);
+      j.expected.push_back(expected[i]);
+      j.position.push_back(q.c.positions[j.offset + i / j.head_dim / j.heads]);
+      j.sequence.push_back(b);
+      j.index.push_back(i);
     }
   }
   return j;
@@ -185,7 +194,7 @@ Judged judge(const Dump& d, const std::vector<tol::Contract>& contracts, bool ke
 
 bool holds(const Judged& j, std::size_t contract) {
   for (std::size_t i = 0; i < j.err_u.size(); ++i)
-    if (!(j.err_u[i] <= j.bound[contract][i])) return false;
+    if (!(j.err_u[i] <= j.bound(contract, i))) return false;
   return true;
 }
 
@@ -289,28 +298,28 @@ Measurement attention_agreement(const Dump& d, tol::Contract judged) {
   const AttentionSpec& s = *d.attention;
   std::vector<tol::Contract> contracts = ladder(s);
   if (std::find(contracts.begin(), contracts.end(), judged) == contracts.end()) contracts.push_back(judged);
-  const Judged j = judge(d, contracts, true);
+  const Judged j = judge(d, contracts);
   const std::size_t at =
       static_cast<std::size_t>(std::find(contracts.begin(), contracts.end(), judged) - contracts.begin());
-  Recorder rec("attention.agrees_with_reference", j.bound[at].empty() ? 0 : j.bound[at].front(),
+  Recorder rec("attention.agrees_with_reference", j.bounds[at].empty() ? 0 : j.bounds[at].front(),
                judged == tol::Contract::exact ? "" : fmt::format("the {} contract", tol::contract_name(judged)));
   const std::size_t per_token = static_cast<std::size_t>(s.width());
   for (std::size_t i = 0; i < j.err_u.size(); ++i) {
     if (i % per_token == 0) rec.count_token(j.position[i]);
     rec.offer(
-        j.position[i], j.err_u[i], j.abs_err[i], [&] { return j.where[i]; }, j.bound[at][i]);
+        j.position[i], j.err_u[i], j.abs_err[i], [&] { return j.where(i); }, j.bound(at, i));
   }
   Measurement out = rec.finish("O = softmax(scale QK^T + mask) V");
   ContractReading cr{.judged = judged, .weakest = ladder(s).back()};
   for (std::size_t k = 0; k < ladder(s).size() && !cr.met; ++k)
     if (holds(j, k)) cr.met = contracts[k];
   for (std::size_t i = 0; i < j.err_u.size(); ++i)
-    if (!(j.err_u[i] <= j.bound[0][i]) && (!cr.exact_to || j.position[i] < *cr.exact_to)) cr.exact_to = j.position[i];
+    if (!(j.err_u[i] <= j.bound(0, i)) && (!cr.exact_to || j.position[i] < *cr.exact_to)) cr.exact_to = j.position[i];
   out.contracts = cr;
   return out;
 }
 
-bool attention_meets_some_contract(const Dump& d) { return holds(judge(d, {ladder(*d.attention).back()}, false), 0); }
+bool attention_meets_some_contract(const Dump& d) { return holds(judge(d, {ladder(*d.attention).back()}), 0); }
 
 std::string attention_hint(const Dump& d) {
   const AttentionSpec& s = *d.attention;
@@ -320,9 +329,9 @@ std::string attention_hint(const Dump& d) {
   // logits large enough for a few hundred u) would let a wrong reading fit. An eighth of it keeps
   // every reading a correct kernel meets (bf16's are about 20 u of the 64) and rejects those.
   const auto fits = [&](const Dump& alt) {
-    const Judged j = judge(alt, {weakest}, false);
+    const Judged j = judge(alt, {weakest});
     const double loose = 0.25 / unit_roundoff(d.dtype);
-    return holds(j, 0) && std::all_of(j.bound[0].begin(), j.bound[0].end(), [&](double b) { return b < loose; });
+    return holds(j, 0) && std::all_of(j.bounds[0].begin(), j.bounds[0].end(), [&](double b) { return b < loose; });
   };
   const auto with = [&](const std::function<void(AttentionSpec&)>& change) {
     Dump alt = d;
