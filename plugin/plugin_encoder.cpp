@@ -203,7 +203,10 @@ class Call {
 
 class PluginEncoder final : public Encoder {
  public:
-  explicit PluginEncoder(const pecheck_plugin& p) : p_(p), decl_(declaration_of("", p)) { install_fault_namer(); }
+  explicit PluginEncoder(const pecheck_plugin& p)
+      : p_(p), decl_(declaration_of("", p)), declared_(attention_pins(decl_)) {
+    install_fault_namer();
+  }
 
   std::string name() const override { return decl_.name; }
 
@@ -309,10 +312,9 @@ class PluginEncoder final : public Encoder {
                       decl_.name));
     // A call outside what the descriptor declares (a property's second call, a decode step say) is
     // declined, naming what is missing: the plugin said it does not take it.
-    if (const auto pins = attention_pins(decl_)) {
-      const std::optional<std::string> why = pins->refuses(s);
-      if (why) throw Unsupported(fmt::format("{}: the call would {}", decl_.name, *why));
-    }
+    if (declared_)
+      if (const std::optional<std::string> why = declared_->refuses(s))
+        throw Unsupported(fmt::format("{}: the call would {}", decl_.name, *why));
     const RopeSpec rope = s.rope();  // outlives the call: its LongRoPE lists are read through `c.rope`
     const pecheck_rope_spec rope_c = abi_rope_spec(rope);
     const pecheck_attention_spec c{
@@ -371,6 +373,7 @@ class PluginEncoder final : public Encoder {
  private:
   const pecheck_plugin& p_;
   Declaration decl_;
+  std::shared_ptr<const Pins> declared_;  ///< what its attention declares (read once), or null
 };
 
 static_assert(PECHECK_SCALING_LONGROPE == static_cast<int>(RopeScalingKind::longrope));
