@@ -3,6 +3,8 @@
 // rotary pairs fill whole vectors (only the tails differ: AVX2 rotates them in double, AVX-512 in
 // masked vectors; tests/avx2_guard_test.cpp holds both to the scalar backend there), and
 // vcvtneps2bf16 rounds every float as the integer rounding does, subnormals, NaNs and ties too.
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "impl/avx512/detail.hpp"
@@ -80,6 +82,47 @@ TYPED_TEST(Avx512Agreement, RopeOnWholeVectorsIsTheAvx2KernelBitForBit) {
       EXPECT_TRUE(bitwise_equal(a, b)) << s.describe() << ", " << heads << " heads";
       EXPECT_FALSE(bitwise_equal(a, before)) << "nothing rotated: " << s.describe();
     }
+}
+
+// Outputs in the subnormal range and NaNs take each width's rare path (AVX-512's integer rounding
+// where vcvtneps2bf16 would flush; AVX2's quieting blend), tested once per pair of vectors in a
+// half-split block: the rotation still agrees bit for bit (NaN for NaN), so neither path loses a
+// lane.
+TYPED_TEST(Avx512Agreement, RopeOfSubnormalOutputsAndNansIsTheAvx2KernelBitForBit) {
+  using T = TypeParam;
+  const DType dt = TestFixture::dt;
+  const std::vector<std::int64_t> pos = {1, 4097};
+  for (const int heads : {3, 20}) {
+    for (const RopeSpec& s :
+         {RopeSpec{64, 64, 10000.0, RopeLayout::half_split}, RopeSpec{128, 128, 1e6, RopeLayout::interleaved}}) {
+      const std::size_t size = pos.size() * static_cast<std::size_t>(heads * s.head_dim);
+      std::vector<float> x = values(size, dt, 11);
+      for (std::size_t i = 0; i < size; ++i) {
+        if (i / static_cast<std::size_t>(s.head_dim) % 2 == 0) x[i] = std::ldexp(x[i], -128);  // every other head tiny
+        if (i % 97 == 5) x[i] = std::numeric_limits<float>::quiet_NaN();
+      }
+      std::vector<T> a = native<T>(x), b = a;
+      const auto ts = static_cast<std::ptrdiff_t>(heads * s.head_dim);
+      const avx2::Heads<T> va[] = {{a.data(), pos.size(), heads, ts, s.head_dim}};
+      const avx2::Heads<T> vb[] = {{b.data(), pos.size(), heads, ts, s.head_dim}};
+      avx2::rope_apply<T>(s, pos, va);
+      avx512::rope_apply<T>(s, pos, vb);
+      std::vector<float> fa(size), fb(size);
+      avx2::detail::to_float(storage_of<T>(), a.data(), size, fa.data());
+      avx2::detail::to_float(storage_of<T>(), b.data(), size, fb.data());
+      std::size_t subnormal = 0, differ = 0;
+      for (std::size_t i = 0; i < size; ++i) {
+        subnormal += std::fpclassify(fa[i]) == FP_SUBNORMAL;
+        // a NaN's sign and payload follow the FMA's operand order, which each width's compiler picks
+        const bool both_nan = std::isnan(fa[i]) && std::isnan(fb[i]);
+        differ += !both_nan && std::memcmp(&a[i], &b[i], sizeof(T)) != 0;
+      }
+      EXPECT_EQ(differ, 0u) << s.describe() << ", " << heads << " heads";
+      if (dt != DType::f16) {
+        EXPECT_GT(subnormal, size / 10) << "too few subnormal outputs to test their rounding";
+      }
+    }
+  }
 }
 
 /// Float bit patterns that exercise a rounding to bfloat16: every class, ties either way, the

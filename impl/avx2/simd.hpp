@@ -20,17 +20,21 @@ using detail::Storage;
 
 // ---- storage formats -------------------------------------------------------------------------
 
+/// float -> bfloat16 bits, round to nearest even, for a vector that holds no NaN.
+inline __m256i bf16_round8_numbers(__m256 v) {
+  const __m256i bits = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
+  return _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+}
+
 /// float -> bfloat16 bits, round to nearest even; a NaN stays a (quiet) NaN. The NaN fix-up runs
 /// only when the vector holds one (a compare and a mask test otherwise, where it cost four
 /// operations on every vector of a bf16 store).
 inline __m256i bf16_round8(__m256 v) {
-  const __m256i bits = _mm256_castps_si256(v);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(1));
-  const __m256i rounded =
-      _mm256_srli_epi32(_mm256_add_epi32(bits, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  const __m256i rounded = bf16_round8_numbers(v);
   const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
   if (_mm256_movemask_ps(nan) == 0) return rounded;
-  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(bits, 16), _mm256_set1_epi32(0x40));
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(_mm256_castps_si256(v), 16), _mm256_set1_epi32(0x40));
   return _mm256_blendv_epi8(rounded, quiet, _mm256_castps_si256(nan));
 }
 
@@ -70,6 +74,15 @@ struct Io<Storage::bf16> {
     const __m256i r = bf16_round8(v);  // values < 2^16: the signed-saturating pack keeps them
     const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0b1000);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
+  /// Two vectors at once (RoPE's half-split pair): one NaN test, one pack and one permute for both.
+  static void store_pair(T* p, __m256 a, T* q, __m256 b) {
+    const bool numbers = _mm256_movemask_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q)) == 0;  // one test: a NaN in either
+    const __m256i ra = numbers ? bf16_round8_numbers(a) : bf16_round8(a);
+    const __m256i rb = numbers ? bf16_round8_numbers(b) : bf16_round8(b);
+    const __m256i both = _mm256_permute4x64_epi64(_mm256_packus_epi32(ra, rb), 0b11011000);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(both));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm256_extracti128_si256(both, 1));
   }
   static void store4(T* p, __m128 v) {
     const __m128i r = bf16_round4(v);

@@ -69,6 +69,20 @@ struct Io<Storage::bf16, B> {
   static __m512 load_first(const T* p, __mmask16 m) { return widen(_mm256_maskz_loadu_epi16(m, p)); }
   static void store(T* p, __m512 v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), round(v)); }
   static void store_first(T* p, __m512 v, __mmask16 m) { _mm256_mask_storeu_epi16(p, m, round(v)); }
+  /// Two vectors at once (RoPE's half-split pair): one denormal test for both and, with the bf16
+  /// instructions, one vcvtne2ps2bf16 for both.
+  static void store_pair(T* p, __m512 a, T* q, __m512 b) {
+    if constexpr (B) {
+      if ((_mm512_fpclass_ps_mask(a, 0x20) | _mm512_fpclass_ps_mask(b, 0x20)) == 0) {
+        const __m512i both = __builtin_bit_cast(__m512i, _mm512_cvtne2ps_pbh(b, a));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_castsi512_si256(both));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm512_extracti64x4_epi64(both, 1));
+        return;
+      }
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_round_integer(a));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), bf16_round_integer(b));
+  }
 };
 
 template <bool B>

@@ -199,6 +199,15 @@ struct BlockIo {
     else
       V::template Io<S>::store_first(p, v, tail);
   }
+  /// Both halves of a half-split block: through the storage's store_pair where it has one.
+  void store_pair(Elem<V, S>* p, typename V::R a, Elem<V, S>* q, typename V::R b) const {
+    if constexpr (Full && requires { V::template Io<S>::store_pair(p, a, q, b); }) {
+      V::template Io<S>::store_pair(p, a, q, b);
+    } else {
+      store(p, a);
+      store(q, b);
+    }
+  }
 };
 
 /// Lanes [j, j + lanes) of every head of the pass, interleaved: other = the pair partner.
@@ -239,8 +248,7 @@ inline void half_split_block(const Pass<V, S> pass, std::size_t P, std::size_t i
       for (std::size_t p = i; p < i + lanes; ++p) rotate_pair<V, S>(head + p, head + P + p, k.c[p], k.s[p]);
       continue;
     }
-    io.store(head + i, first.rotate(x1, x2));
-    io.store(head + P + i, second.rotate(x2, x1));
+    io.store_pair(head + i, first.rotate(x1, x2), head + P + i, second.rotate(x2, x1));
   }
 }
 
