@@ -387,6 +387,10 @@ int golden(const GoldenOptions& g) {
     if (pairing != "per_half" && pairing != "whole_head")
       throw UsageError(fmt::format("--convention: pairing must be per_half or whole_head, got '{}'", pairing));
     s.pairing = pairing == "per_half" ? Rope2dPairing::per_half : Rope2dPairing::whole_head;
+    const std::string frequencies = take("frequencies", "shared");
+    if (frequencies != "shared" && frequencies != "split")
+      throw UsageError(fmt::format("--convention: frequencies must be shared or split, got '{}'", frequencies));
+    s.frequencies = frequencies == "shared" ? Rope2dFrequencies::shared : Rope2dFrequencies::split;
     const auto columns = static_cast<std::int64_t>(number("columns", take("columns", "8")));
     if (columns < 1) throw UsageError("--convention: columns must be >= 1");
     if (!kv.empty()) throw UsageError(fmt::format("--convention: unknown key '{}' for rope2d", kv.begin()->first));
@@ -415,7 +419,10 @@ int golden(const GoldenOptions& g) {
       y.push_back(round_to(dt, y_exact.back()));
     }
     add_rotation(files, arrays, dt, {n, g.heads, g.dim}, x, y, y_exact);
-    convention = {{"layout", layout_name(s.layout)}, {"base", s.base}, {"pairing", pairing_name(s.pairing)}};
+    convention = {{"layout", layout_name(s.layout)},
+                  {"base", s.base},
+                  {"pairing", pairing_name(s.pairing)},
+                  {"frequencies", frequencies_name(s.frequencies)}};
     describe = s.describe();
   } else if (g.family == "attention") {
     // Random Q (the last `queries` tokens), K and V (every token, kv_heads heads) in the dtype and

@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
       "--convention", go.convention,
       "KEY=VALUE,...: rope layout, rotary_dim, base, linear; mrope layout, rotary_dim, base, "
       "mrope_section=T/H/W, interleaved=1, grid=RxC; rope2d layout, base, pairing, "
-      "columns; sinusoidal layout, frequencies, base; shaw "
+      "frequencies=shared|split, columns; sinusoidal layout, frequencies, base; shaw "
       "max_distance; attention causal, window, scale, kv_heads, queries, pe=none|alibi|rope (with rope's layout, base, "
       "rotary_dim)");
   golden_cmd->add_option("--positions", go.positions, "Positions: N, A:B or A:B:STEP, comma-separated")->required();

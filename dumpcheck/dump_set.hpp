@@ -70,7 +70,8 @@ struct Dump {
   std::string refusal;
   StatedRope rope;  ///< RoPE and M-RoPE
   StatedMrope mrope;
-  std::optional<Rope2dPairing> rope2d_pairing;  ///< 2-D RoPE: as stated (layout and base in `rope`)
+  std::optional<Rope2dPairing> rope2d_pairing;          ///< 2-D RoPE: as stated (layout and base in `rope`)
+  std::optional<Rope2dFrequencies> rope2d_frequencies;  ///< 2-D RoPE: as stated
   StatedSinusoidal sinusoidal;
   /// The manifest's "ftz": true: the encoder ran where subnormals are flushed to zero (XLA on CPU,
   /// CUDA or Triton built with fast math), a platform convention. Every input below FLT_MIN is read

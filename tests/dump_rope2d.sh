@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # 2-D RoPE dumps (`"family": "rope2d"`, docs/dumps.md): pecheck golden's axial RoPE, both
-# pairings, read back with nothing stated (layout, pairing and base fitted) and exact; rows and
-# columns exchanged fail and are named; a pairing stated wrong fits nothing; malformed dumps are
-# one line and exit 2.
+# pairings, read back with nothing stated (layout, pairing and base fitted) and exact; Pixtral's
+# split frequencies fitted too; rows and columns exchanged fail and are named, as are frequencies
+# stated the wrong kind; a pairing stated wrong fits nothing; malformed dumps are one line and exit 2.
 # Usage: PECHECK=build/pecheck dump_rope2d.sh
 set -euo pipefail
 source "$(dirname "$0")/dump_lib.sh"
@@ -45,9 +45,30 @@ cp -r "$tmp/whole" "$tmp/wrong" && edit "$tmp/wrong" "m['convention']={'pairing'
 validate 1 wrong wrong
 says wrong "none fits"
 
+# Pixtral's split frequencies (the column turned by the odd-indexed frequencies of one RoPE of
+# width d): read with nothing stated, in both pairings and layouts, and exact; stated shared, the
+# report names the split; shared frequencies stated split are named too.
+for conv in pairing=whole_head,layout=half_split pairing=per_half,layout=half_split layout=interleaved; do
+  golden split f32 "$conv,base=10000,columns=12,frequencies=split"
+  edit "$tmp/split" "del m['convention']"
+  validate 0 split split --json "$tmp/split.json"
+  says split "frequencies split (Pixtral's"
+  "$py" -c "import json,sys; r={x['property']: x for x in json.load(open(sys.argv[1]))['results']}; \
+assert r['rope2d.agrees_with_reference']['contract']['met']=='exact', r" "$tmp/split.json"
+  rm -rf "$tmp/split"
+done
+golden split bf16 pairing=whole_head,layout=half_split,base=100,columns=12,frequencies=split
+edit "$tmp/split" "m['convention']={'frequencies':'shared'}"
+validate 1 split_as_shared split
+says split_as_shared "the frequencies are split: read so it is 2-D RoPE half_split, pairing whole_head"
+cp -r "$tmp/whole" "$tmp/shared_as_split" && edit "$tmp/shared_as_split" "m['convention']={'frequencies':'split'}"
+validate 1 shared_as_split shared_as_split
+says shared_as_split "the frequencies are shared: read so it is 2-D RoPE half_split, pairing whole_head"
+
 # Bad input: one line, exit 2.
 refused inter bad_key "m['convention']['rotary_dim']=16" 'unknown key "rotary_dim"'
 refused inter bad_pairing "m['convention']['pairing']='rows_first'" "pairing must be per_half or whole_head"
+refused inter bad_frequencies "m['convention']['frequencies']='odd'" "frequencies must be shared or split"
 cp -r "$tmp/inter" "$tmp/bad_dim"
 "$py" -c "import numpy as np,sys; d=sys.argv[1]; [np.save(f'{d}/{r}.npy', np.load(f'{d}/{r}.npy')[..., :6]) for r in 'xy']" \
   "$tmp/bad_dim"

@@ -6,7 +6,7 @@
 # frequency factors, the attention factor the module applies, which LongRoPE list the call used,
 # the fp32-angles contract; ALiBi: the paper's slopes; sinusoids: layout, frequencies, base,
 # M2M100's padding row; T5: the bucketing; M-RoPE: Qwen2-VL's sections and, on 5.x, Qwen3-VL's
-# round-robin; 2-D RoPE: Qwen2-VL's vision tower, its pairing and base). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on the current stack, 4.49 on
+# round-robin; 2-D RoPE: Qwen2-VL's vision tower, its pairing and base, and Pixtral's split frequencies). Runs on the transformers of $PECHECK_HF_PYTHON (5.x on the current stack, 4.49 on
 # the legacy one). Skipped (exit 77) when no such python was found.
 #
 # Dumps whose reading waits on pecheck are named in WAITING below with the reason: each is an

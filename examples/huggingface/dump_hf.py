@@ -296,6 +296,39 @@ def vision_rope(out, dtype):
     return {name: {"family": "rope2d", "convention": "2-D RoPE half_split, pairing whole_head, head_dim 80"}}
 
 
+def pixtral_rope(out, dtype):
+    """Pixtral's vision rotary (2-D RoPE with split frequencies: one RoPE of width 64 dealt out, the
+    even-indexed frequencies to the row and the odd-indexed to the column, turned by one
+    rotate_half over the head), theta 10000, on a 16 x 24 grid: 5.x's PixtralVisionRotaryEmbedding
+    takes (row, column) ids (n, 2); 4.49's PixtralRotaryEmbedding a flat id, row * (patches per
+    side) + column. As for Qwen2-VL's tower, the base is stated in bf16."""
+    from transformers.models.pixtral import modeling_pixtral as m
+    from transformers.models.pixtral.configuration_pixtral import PixtralVisionConfig
+    rows = torch.arange(16).repeat_interleave(24)
+    cols = torch.arange(24).repeat(16)
+    torch_dtype = torch.float32 if dtype == "f32" else torch.bfloat16
+    x = torch.randn(rows.numel(), 2, 64).to(torch_dtype)  # (n, heads, head_dim)
+    config = PixtralVisionConfig(hidden_size=128, num_attention_heads=2, head_dim=64, image_size=24 * 16,
+                                 patch_size=16)
+    with torch.no_grad():
+        if V5:
+            cos, sin = m.PixtralVisionRotaryEmbedding(config)(x, torch.stack([rows, cols], dim=1))
+            module = "PixtralVisionRotaryEmbedding"
+        else:
+            cos, sin = m.PixtralRotaryEmbedding(config)(x, rows * 24 + cols)
+            module = "PixtralRotaryEmbedding"
+        q = x.transpose(0, 1).unsqueeze(0)  # (1, heads, n, d), as the tower's attention holds it
+        y = m.apply_rotary_pos_emb(q, q, cos.unsqueeze(0), sin.unsqueeze(0))[0][0].transpose(0, 1)
+    name = f"pixtral-vision-{dtype}"
+    manifest = {"encoder": f"HF {module} + apply_rotary_pos_emb ({dtype})", "family": "rope2d", "dtype": dtype,
+                "axes": "nhd"}
+    if dtype == "bf16":
+        manifest["convention"] = {"rope_theta": 10000}
+    dump_io.write(out, name, manifest, {"x": x, "y": y, "rows": rows.numpy(), "cols": cols.numpy()})
+    return {name: {"family": "rope2d",
+                   "convention": "2-D RoPE half_split, pairing whole_head, head_dim 64, frequencies split"}}
+
+
 def main(out):
     expected = ropes(out)
     for heads in (12, 16):
@@ -305,7 +338,7 @@ def main(out):
     expected |= t5(out, False) | t5(out, True)
     expected |= mropes(out)
     for dtype in ("f32", "bf16"):
-        expected |= vision_rope(out, dtype)
+        expected |= vision_rope(out, dtype) | pixtral_rope(out, dtype)
     with open(f"{out}/expected.json", "w") as f:
         json.dump({"transformers": transformers.__version__, "dumps": expected}, f, indent=2)
 
