@@ -131,7 +131,8 @@ std::vector<TensorArg> Attention::tensors() const {
   const std::vector<std::size_t> q_shape{spec.query_count(n), z(spec.heads), d}, kv_shape{n, z(spec.kv_count()), d};
   std::vector<TensorArg> t{input("q", q, q_shape), input("k", k, kv_shape), input("v", v, kv_shape),
                            positions_arg("positions", positions)};
-  if (spec.pe == AttentionPE::shaw) t.push_back(input("shaw_table", shaw_table, {z(spec.shaw().table_rows()), d}));
+  if (spec.pe == AttentionPE::shaw) t.push_back(input("shaw_table", pe_table, {z(spec.shaw().table_rows()), d}));
+  if (spec.pe == AttentionPE::t5) t.push_back(input("t5_table", pe_table, {z(spec.t5_buckets), z(spec.heads)}));
   t.push_back(output("out", out, q_shape));
   return t;
 }

@@ -135,14 +135,14 @@ struct T5Bias {
 };
 
 /// out = attention(q, k, v) with its PE; k, v (n, kv_heads, head_dim) for the n positions; q and
-/// out (spec.query_count(n), heads, head_dim), the last tokens; shaw_table (2K+1, head_dim) is
-/// read only when spec.pe == shaw.
+/// out (spec.query_count(n), heads, head_dim), the last tokens; pe_table is Shaw's (2K+1,
+/// head_dim) when spec.pe == shaw, T5's (num_buckets, heads) when spec.pe == t5, else unread.
 struct Attention {
   static constexpr Op op = Op::attention;
   AttentionSpec spec;
   DType dtype;
   std::span<const std::int64_t> positions;
-  std::span<const float> q, k, v, shaw_table;
+  std::span<const float> q, k, v, pe_table;
   std::span<float> out;
   void check() const;
   std::vector<TensorArg> tensors() const;

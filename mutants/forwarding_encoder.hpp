@@ -48,7 +48,7 @@ class RewritesAttentionSpec : public Forwarding {
   using Forwarding::Forwarding;
   using Forwarding::run;
   void run(const Attention& c) override {
-    inner_->run(Attention{rewrite(c.spec), c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+    inner_->run(Attention{rewrite(c.spec), c.dtype, c.positions, c.q, c.k, c.v, c.pe_table, c.out});
   }
 
  protected:

@@ -2,6 +2,7 @@
 // spec.queries; the query block is the last tokens): the query rotated at the wrong position, or
 // the causal mask aligned to the top-left corner. RoPE's own spec inside attention: its scaling
 // rule or its rotary_dim dropped on the way to the kernel.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -96,6 +97,20 @@ struct AttentionIgnoresRotaryDim : RewritesAttentionSpec {
   }
 };
 
+/// T5's bias inside attention read at query minus key, the two directions' buckets exchanged: the
+/// positions mirrored (P - p, P the largest) for T5 calls, so bucket(p_j - p_i) reads p_i - p_j.
+struct AttentionT5RelativeReversed : Forwarding {
+  AttentionT5RelativeReversed() : Forwarding("mutant-attention-t5-relative-reversed") {}
+  using Forwarding::run;
+  void run(const Attention& c) override {
+    if (c.spec.pe != AttentionPE::t5 || c.positions.empty()) return inner_->run(c);
+    const std::int64_t top = *std::max_element(c.positions.begin(), c.positions.end());
+    std::vector<std::int64_t> mirrored(c.positions.size());
+    for (std::size_t i = 0; i < mirrored.size(); ++i) mirrored[i] = top - c.positions[i];
+    inner_->run(Attention{c.spec, c.dtype, mirrored, c.q, c.k, c.v, c.pe_table, c.out});
+  }
+};
+
 }  // namespace
 
 std::vector<Mutant> inference_mutants() {
@@ -121,6 +136,10 @@ std::vector<Mutant> inference_mutants() {
        "partial rotary dropped inside attention, every channel rotated: maxtext issue 4616 (partial_rotary_factor "
        "ignored on the M-RoPE path of Qwen3.5), aiter PR 2199 (a fused qk-norm-RoPE kernel without rotary_dim)",
        "attention.agrees_with_reference", make_mutant<AttentionIgnoresRotaryDim>},
+      {"T5's bias inside attention at query minus key",
+       "the relative position taken as query - key, not key - query, so the two directions' buckets trade places: "
+       "gluon-nlp PR 1470 (relative_position_bucket fed query_i - mem_j until aligned with Mesh TensorFlow)",
+       "attention.agrees_with_reference", make_mutant<AttentionT5RelativeReversed>},
   };
 }
 

@@ -300,7 +300,7 @@ class PluginEncoder final : public Encoder {
   }
 
   void run(const Attention& request) override {
-    const auto& [s, dt, positions, q, k, v, shaw_table, out] = request;
+    const auto& [s, dt, positions, q, k, v, pe_table, out] = request;
     request.check();
     // Grouped-query, windowed and decode cases need revision 2's fields: a plugin built before
     // declines them (discarded; its other cases still run) and never reads past what it knows.
@@ -310,6 +310,9 @@ class PluginEncoder final : public Encoder {
           fmt::format("{} does not offer grouped-query, sliding-window, decode or partial/scaled RoPE "
                       "attention (its descriptor's abi_revision is below 2)",
                       decl_.name));
+    if (s.pe == AttentionPE::t5 && abi_revision(p_) < 3)
+      throw Unsupported(fmt::format(
+          "{} does not offer T5's bias inside attention (its descriptor's abi_revision is below 3)", decl_.name));
     // A call outside what the descriptor declares (a property's second call, a decode step say) is
     // declined, naming what is missing: the plugin said it does not take it.
     if (declared_)
@@ -317,6 +320,7 @@ class PluginEncoder final : public Encoder {
         throw Unsupported(fmt::format("{}: the call would {}", decl_.name, *why));
     const RopeSpec rope = s.rope();  // outlives the call: its LongRoPE lists are read through `c.rope`
     const pecheck_rope_spec rope_c = abi_rope_spec(rope);
+    const pecheck_t5_spec t5_c{s.heads, s.t5_buckets, s.t5_max_distance, s.t5_bidirectional ? 1 : 0};
     const pecheck_attention_spec c{
         .heads = s.heads,
         .head_dim = s.head_dim,
@@ -330,16 +334,18 @@ class PluginEncoder final : public Encoder {
         .window = s.window,
         .queries = static_cast<std::int32_t>(nq),
         .reserved = 0,
-        .rope = s.pe == AttentionPE::rope ? &rope_c : nullptr};
+        .rope = s.pe == AttentionPE::rope ? &rope_c : nullptr,
+        .t5 = s.pe == AttentionPE::t5 ? &t5_c : nullptr};
     Call call(decl_.name, dt, s.describe());
     const auto* pos = call.positions(positions);
     const auto declared = request.tensors();
     const auto ot = call.tensor(tensor_named(declared, "out"));
     const auto qt = call.tensor(tensor_named(declared, "q")), kt = call.tensor(tensor_named(declared, "k")),
                vt = call.tensor(tensor_named(declared, "v"));
-    // Declared only with Shaw's PE; the ABI passes a tensor every time (no rows otherwise).
+    // Declared only with Shaw's or T5's PE; the ABI passes a tensor every time (no rows otherwise).
     const auto rt = s.pe == AttentionPE::shaw ? call.tensor(tensor_named(declared, "shaw_table"))
-                                              : call.input("shaw_table", shaw_table, {0, s.head_dim});
+                    : s.pe == AttentionPE::t5 ? call.tensor(tensor_named(declared, "t5_table"))
+                                              : call.input("shaw_table", pe_table, {0, s.head_dim});
     call.finish(p_.attention(&kHost, &c, pos, qt, kt, vt, rt, ot));
     call.read(0, out);
   }
@@ -377,7 +383,8 @@ class PluginEncoder final : public Encoder {
 };
 
 static_assert(PECHECK_SCALING_LONGROPE == static_cast<int>(RopeScalingKind::longrope));
-static_assert(PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw));
+static_assert(PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw) &&
+              PECHECK_PE_T5 == static_cast<int>(AttentionPE::t5));
 
 }  // namespace
 

@@ -15,7 +15,7 @@ namespace {
 constexpr std::uint32_t kKnownDtypes = (1u << PECHECK_F32) | (1u << PECHECK_BF16) | (1u << PECHECK_F16);
 constexpr std::uint32_t kKnownOps = (1u << (PECHECK_OP_MROPE_APPLY + 1)) - 1;
 constexpr std::uint32_t kKnownFlags = PECHECK_FLAG_FTZ;
-constexpr std::uint32_t kKnownPes = (1u << (PECHECK_PE_SHAW + 1)) - 1;
+constexpr std::uint32_t kKnownPes = (1u << (PECHECK_PE_T5 + 1)) - 1;
 constexpr std::uint32_t kKnownForms = PECHECK_FORMS_DECLARED | ((1u << kAttentionForms.size()) - 1);
 // The ABI's form bits are spec/attention_forms.hpp's order, and its PE numbers AttentionPE's.
 static_assert(PECHECK_FORM_GROUPED_QUERY == 1u << static_cast<unsigned>(AttentionForm::grouped_query) &&
@@ -27,9 +27,12 @@ static_assert(PECHECK_PE_NONE == static_cast<int>(AttentionPE::none) &&
               PECHECK_PE_SINUSOIDAL == static_cast<int>(AttentionPE::sinusoidal) &&
               PECHECK_PE_ROPE == static_cast<int>(AttentionPE::rope) &&
               PECHECK_PE_ALIBI == static_cast<int>(AttentionPE::alibi) &&
-              PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw));
-constexpr AttentionPE kPes[] = {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi,
-                                AttentionPE::shaw};
+              PECHECK_PE_SHAW == static_cast<int>(AttentionPE::shaw) &&
+              PECHECK_PE_T5 == static_cast<int>(AttentionPE::t5));
+constexpr AttentionPE kPes[] = {AttentionPE::none,  AttentionPE::sinusoidal, AttentionPE::rope,
+                                AttentionPE::alibi, AttentionPE::shaw,       AttentionPE::t5};
+/// The PEs inside attention a plugin below revision 3 may take: T5's came with revision 3.
+constexpr std::uint32_t kRevision2Pes = (1u << (PECHECK_PE_SHAW + 1)) - 1;
 
 /// dlopen searches the library path for a bare name; a user means the file in this directory.
 std::string dlopen_path(const std::string& path) { return path.find('/') == std::string::npos ? "./" + path : path; }
@@ -57,12 +60,14 @@ std::uint32_t attention_forms(const pecheck_plugin& p) {
 }
 
 std::shared_ptr<const Pins> attention_pins(const Declaration& d) {
-  if (d.attention_pes == 0 && d.attention_forms == 0) return nullptr;
+  // Every PE (0) means every one its revision knows: below 3, all but T5's.
+  const std::uint32_t mask = d.attention_pes != 0 ? d.attention_pes : d.abi_revision < 3 ? kRevision2Pes : 0;
+  if (mask == 0 && d.attention_forms == 0) return nullptr;
   auto pins = std::make_shared<Pins>();
-  if (d.attention_pes != 0) {
+  if (mask != 0) {
     std::vector<AttentionPE> pes;
     for (AttentionPE pe : kPes)
-      if (d.attention_pes >> static_cast<unsigned>(pe) & 1u) pes.push_back(pe);
+      if (mask >> static_cast<unsigned>(pe) & 1u) pes.push_back(pe);
     pins->attention_pes = pes;
   }
   if (d.attention_forms != 0) pins->attention_forms = AttentionForms{d.attention_forms & ~PECHECK_FORMS_DECLARED};
@@ -142,7 +147,8 @@ Declaration declaration_of(const std::string& path, const pecheck_plugin& p) {
           .ops = ops,
           .flags = platform_flags(p),
           .attention_pes = attention_pes(p),
-          .attention_forms = attention_forms(p)};
+          .attention_forms = attention_forms(p),
+          .abi_revision = abi_revision(p)};
 }
 
 Declaration probe(const std::string& path, double timeout_s) {
@@ -156,7 +162,8 @@ Declaration probe(const std::string& path, double timeout_s) {
                                 {"ops", d.ops},
                                 {"flags", d.flags},
                                 {"attention_pes", d.attention_pes},
-                                {"attention_forms", d.attention_forms}}
+                                {"attention_forms", d.attention_forms},
+                                {"abi_revision", d.abi_revision}}
               .dump();
         } catch (const LoadError& e) {
           return nlohmann::json{{"error", e.what()}}.dump();
@@ -173,7 +180,8 @@ Declaration probe(const std::string& path, double timeout_s) {
           .ops = j.at("ops").get<std::uint32_t>(),
           .flags = j.at("flags").get<std::uint32_t>(),
           .attention_pes = j.at("attention_pes").get<std::uint32_t>(),
-          .attention_forms = j.at("attention_forms").get<std::uint32_t>()};
+          .attention_forms = j.at("attention_forms").get<std::uint32_t>(),
+          .abi_revision = j.at("abi_revision").get<std::uint32_t>()};
 }
 
 std::optional<int> abi_op(Op op) {

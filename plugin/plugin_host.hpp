@@ -40,6 +40,7 @@ struct Declaration {
   /// every form).
   std::uint32_t attention_pes = 0;
   std::uint32_t attention_forms = 0;
+  std::uint32_t abi_revision = 0;  ///< what it implements of the revisions (PECHECK_ABI_REVISION)
 
   /// PECHECK_FLAG_FTZ: judged as --ftz judges (RunParams::ftz).
   bool flushes_subnormals() const { return (flags & PECHECK_FLAG_FTZ) != 0; }

@@ -25,8 +25,8 @@ std::vector<std::string> coverage_forms(Op op, bool pinned) {
       forms = {"causal",       "full",         "grouped-query", "window",          "queries < keys",
                "stated scale", "large logits", "n > 128",       "ragged last tile"};
       if (!pinned)
-        for (AttentionPE pe :
-             {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw})
+        for (AttentionPE pe : {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi,
+                               AttentionPE::shaw, AttentionPE::t5})
           forms.emplace_back(pe_name(pe));
       return forms;
     case Op::sinusoidal_table:

@@ -14,6 +14,7 @@
 #include "reference/rope.hpp"
 #include "reference/shaw.hpp"
 #include "reference/sinusoidal.hpp"
+#include "reference/t5.hpp"
 #include "spec/conventions.hpp"
 
 namespace pecheck::ref {
@@ -64,11 +65,11 @@ Matrix<Real> head_matrix(const std::vector<Real>& x, std::size_t n, int heads, i
   return m;
 }
 
-/// Pre-softmax logits of head h (queries x n): scale * (q.k [+ q.r]) [+ alibi], -inf where
+/// Pre-softmax logits of head h (queries x n): scale * (q.k [+ q.r]) [+ alibi or T5's bias], -inf where
 /// masked; row i is token off + i (off = n - queries: the mask aligned bottom-right).
 template <class Real>
 Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64_t> positions,
-                              const AttentionInputs<Real>& x, std::span<const Real> shaw_table, int h) {
+                              const AttentionInputs<Real>& x, std::span<const Real> pe_table, int h) {
   const std::size_t n = positions.size(), nq = s.query_count(n), off = s.query_offset(n);
   const Matrix<Real> qh = head_matrix(x.q, nq, s.heads, s.head_dim, h);
   const Matrix<Real> kh = head_matrix(x.k, n, s.kv_count(), s.head_dim, s.kv_head_of(h));
@@ -80,7 +81,7 @@ Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64
         const std::size_t r = shaw_row(shaw, positions[off + i], positions[j]) * static_cast<std::size_t>(s.head_dim);
         Real acc = 0;
         for (int c = 0; c < s.head_dim; ++c)
-          acc += qh(static_cast<Eigen::Index>(i), c) * shaw_table[r + static_cast<std::size_t>(c)];
+          acc += qh(static_cast<Eigen::Index>(i), c) * pe_table[r + static_cast<std::size_t>(c)];
         logits(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) += acc;
       }
   }
@@ -95,6 +96,9 @@ Matrix<Real> attention_logits(const AttentionSpec& s, std::span<const std::int64
         l = -std::numeric_limits<Real>::infinity();
       } else if (s.pe == AttentionPE::alibi) {
         l += *alibi_bias<Real>(s.alibi(), slope, t, j, positions[t], positions[j]);
+      } else if (s.pe == AttentionPE::t5) {
+        const auto b = static_cast<std::size_t>(t5_bucket<Real>(s.t5(), positions[j] - positions[t], 0.0).bucket);
+        l += pe_table[b * static_cast<std::size_t>(s.heads) + static_cast<std::size_t>(h)];
       }
     }
   return logits;
@@ -120,12 +124,12 @@ Matrix<Real> softmax_rows(const Matrix<Real>& logits) {
 /// O = softmax(logits) V for every head, from inputs already transformed; (seq, heads, head_dim).
 template <class Real>
 std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::int64_t> positions,
-                                 const AttentionInputs<Real>& x, std::span<const Real> shaw_table) {
+                                 const AttentionInputs<Real>& x, std::span<const Real> pe_table) {
   const std::size_t n = positions.size(), nq = s.query_count(n), off = s.query_offset(n);
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), H = static_cast<std::size_t>(s.heads);
   std::vector<Real> out(nq * H * hd);
   for (int h = 0; h < s.heads; ++h) {
-    const Matrix<Real> p = softmax_rows(attention_logits(s, positions, x, shaw_table, h));
+    const Matrix<Real> p = softmax_rows(attention_logits(s, positions, x, pe_table, h));
     const Matrix<Real> v = head_matrix(x.v, n, s.kv_count(), s.head_dim, s.kv_head_of(h));
     Matrix<Real> o(p.rows(), v.cols());
     // Row i sums over the keys it attends to only: a masked key contributes nothing, not 0 * v_j
@@ -147,9 +151,9 @@ std::vector<Real> attention_core(const AttentionSpec& s, std::span<const std::in
 /// Attention with its position encoding, from raw Q, K, V.
 template <class Real>
 std::vector<Real> attention(const AttentionSpec& s, std::span<const std::int64_t> positions, AttentionInputs<Real> in,
-                            std::span<const Real> shaw_table) {
+                            std::span<const Real> pe_table) {
   s.validate();
-  return attention_core(s, positions, attention_transform_inputs(s, positions, std::move(in)), shaw_table);
+  return attention_core(s, positions, attention_transform_inputs(s, positions, std::move(in)), pe_table);
 }
 
 }  // namespace pecheck::ref

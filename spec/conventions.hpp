@@ -171,6 +171,7 @@ enum class AttentionPE {
   rope,        ///< RoPE applied to Q and K of every head
   alibi,       ///< ALiBi slopes added to the scores
   shaw,        ///< Shaw relative term q_i . r(p_j - p_i) added to the scores (before scaling)
+  t5,          ///< T5's bucketed relative bias table[bucket(p_j - p_i), h] added to the scaled scores
 };
 
 inline std::string_view pe_name(AttentionPE p) {
@@ -185,6 +186,8 @@ inline std::string_view pe_name(AttentionPE p) {
       return "alibi";
     case AttentionPE::shaw:
       return "shaw";
+    case AttentionPE::t5:
+      return "t5";
   }
   return "?";
 }
@@ -217,6 +220,11 @@ struct AttentionSpec {
   int rotary_dim = 0;
   RopeScaling rope_scaling{};
   int shaw_max_distance = 4;
+  /// T5's bucketing (t5()): its table (num_buckets, heads) comes with the call, as T5 gives its
+  /// attention position_bias.
+  int t5_buckets = 32;
+  int t5_max_distance = 128;
+  bool t5_bidirectional = true;
 
   double effective_scale() const { return scale ? *scale : 1.0 / std::sqrt(double(head_dim)); }
   int width() const { return heads * head_dim; }
@@ -242,6 +250,7 @@ struct AttentionSpec {
   }
   AlibiSpec alibi() const { return {heads, causal}; }
   ShawSpec shaw() const { return {shaw_max_distance, head_dim}; }
+  T5Spec t5() const { return {heads, t5_buckets, t5_max_distance, t5_bidirectional}; }
 
   void validate() const {
     if (heads <= 0 || head_dim <= 0)
@@ -262,6 +271,7 @@ struct AttentionSpec {
     if (pe == AttentionPE::rope) rope().validate();
     if (pe == AttentionPE::sinusoidal) sinusoidal().validate();
     if (pe == AttentionPE::shaw) shaw().validate();
+    if (pe == AttentionPE::t5) t5().validate();
   }
   std::string describe() const {
     // Partial or scaled RoPE prints its whole spec: pe=rope(layout=...,rot=...,yarn(...)).
@@ -269,7 +279,11 @@ struct AttentionSpec {
                        kv_count() == heads ? std::string() : fmt::format("kv_heads={},", kv_heads), head_dim,
                        causal ? "causal" : "full", window > 0 ? fmt::format(",window={}", window) : std::string(),
                        queries > 0 ? fmt::format(",queries={}", queries) : std::string(),
-                       rope_extended() ? rope().describe() : std::string(pe_name(pe)),
+                       rope_extended() ? rope().describe()
+                       : pe == AttentionPE::t5
+                           ? fmt::format("t5(buckets={},max_distance={},{})", t5_buckets, t5_max_distance,
+                                         t5_bidirectional ? "bidirectional" : "causal")
+                           : std::string(pe_name(pe)),
                        scale ? fmt::format(",scale={}", short_number(*scale)) : std::string());
   }
 };

@@ -37,7 +37,7 @@ struct DriftsAfter : mutants::Forwarding {
   void run(const Attention& c) override {
     AttentionSpec s = c.spec;
     if (++calls > n_) s.scale = s.effective_scale() * 1.001;
-    inner_->run(Attention{s, c.dtype, c.positions, c.q, c.k, c.v, c.shaw_table, c.out});
+    inner_->run(Attention{s, c.dtype, c.positions, c.q, c.k, c.v, c.pe_table, c.out});
   }
   long calls = 0;
 

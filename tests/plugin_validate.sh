@@ -203,14 +203,17 @@ for r in json.load(open(sys.argv[1]))["results"]:
     assert r["cases"] == 15 and not drawn & {"sinusoidal", "alibi", "shaw"}, r
     assert not any(f"pe={pe}" in r.get("message", "") for pe in ("sinusoidal", "alibi", "shaw")), r
 PY
-# Without the declaration (a plugin built before the field) it is drawn every PE and declines the
-# sinusoid, ALiBi and Shaw case by case: counted, and still a pass over the rest.
+# Without the declaration (a plugin built before the field) it is drawn every PE of its revision
+# (2: all but T5's) and declines the sinusoid, ALiBi and Shaw case by case: counted, and still a
+# pass over the rest.
 undeclared=$(attention_of "$(build undeclared PLANT_UNDECLARED)")
 expect 0 undeclared -- run --plugin "$undeclared" --property 'attention.*' --json "$tmp/undeclared.json"
 python3 - "$tmp/undeclared.json" <<'PY'
 import json, sys
 results = json.load(open(sys.argv[1]))["results"]
 assert any("not offered by the encoder" in r.get("message", "") for r in results), results
+# Revision 2 (its declared revision) predates T5 inside attention: no T5 case is drawn for it.
+assert not any("t5" in r.get("distribution", {}) for r in results), results
 PY
 # Declaring grouped-query heads and windows only (no decode calls, no stated scale, no partial or
 # scaled RoPE): decode_equivalence is not applicable and says which form is missing; the

@@ -27,7 +27,7 @@
 #include "storage.h"
 
 #ifndef PLANT_REVISION
-#define PLANT_REVISION PECHECK_ABI_REVISION
+#define PLANT_REVISION 2 /* the revision it implements: T5 inside attention (3) it does not offer */
 #endif
 
 static pecheck_status refuse(const pecheck_host* host, pecheck_status status, const char* why) {

@@ -212,7 +212,7 @@ void checked_sinusoidal(const VectorUnits& units, const SinusoidalSpec& s, std::
 
 template <class T>
 void checked_attention(const VectorUnits& units, const AttentionSpec& s, std::span<const std::int64_t> positions,
-                       const T* q, const T* k, const T* v, const T* shaw_table, T* out) {
+                       const T* q, const T* k, const T* v, const T* pe_table, T* out) {
   s.validate();
   check_positions(positions);
   const std::size_t n = positions.size(), nq = s.query_count(n), H = static_cast<std::size_t>(s.heads),
@@ -221,9 +221,11 @@ void checked_attention(const VectorUnits& units, const AttentionSpec& s, std::sp
   // Q holds the last nq tokens: encoded at their own positions.
   const std::span<const std::int64_t> q_positions = positions.subspan(n - nq);
   const int K = s.pe == AttentionPE::shaw ? s.shaw_max_distance : 0;
-  const std::size_t table_size = s.pe == AttentionPE::shaw ? static_cast<std::size_t>(s.shaw().table_rows()) * d : 0;
+  const std::size_t table_size = s.pe == AttentionPE::shaw ? static_cast<std::size_t>(s.shaw().table_rows()) * d
+                                 : s.pe == AttentionPE::t5 ? static_cast<std::size_t>(s.t5_buckets) * H
+                                                           : 0;
   // fp32 working copies with the position transform applied (sums and rotations in double) and
-  // the Shaw table, in the thread's working memory; each range of heads takes its own thread's
+  // the Shaw or T5 table, in the thread's working memory; each range of heads takes its own thread's
   // kernel scratch.
   float* const qf = attention_work(size + 2 * kv_size + table_size);
   float *const kf = qf + size, *const vf = kf + kv_size, *const table = vf + kv_size;
@@ -245,27 +247,31 @@ void checked_attention(const VectorUnits& units, const AttentionSpec& s, std::sp
       checked_rope<float>(units, s.rope(), positions, std::span(qk).last(1));
     }
   }
-  if (s.pe == AttentionPE::shaw) to_float(storage_of<T>(), shaw_table, table_size, table);
+  if (table_size) to_float(storage_of<T>(), pe_table, table_size, table);
   const std::vector<double> m = slopes(s.heads);
-  const Bias bias = s.pe == AttentionPE::alibi ? Bias::alibi : s.pe == AttentionPE::shaw ? Bias::shaw : Bias::none;
-  const AttentionCall call{qf,
-                           kf,
-                           vf,
-                           n,
-                           s.heads,
-                           s.head_dim,
-                           s.causal,
-                           static_cast<float>(s.effective_scale()),
-                           bias,
-                           m.data(),
-                           s.pe == AttentionPE::shaw ? table : nullptr,
-                           K,
-                           positions.data(),
-                           out,
-                           nullptr,
-                           s.kv_count(),
-                           s.window,
-                           nq};
+  const Bias bias = s.pe == AttentionPE::alibi  ? Bias::alibi
+                    : s.pe == AttentionPE::shaw ? Bias::shaw
+                    : s.pe == AttentionPE::t5   ? Bias::t5
+                                                : Bias::none;
+  AttentionCall call{qf,
+                     kf,
+                     vf,
+                     n,
+                     s.heads,
+                     s.head_dim,
+                     s.causal,
+                     static_cast<float>(s.effective_scale()),
+                     bias,
+                     m.data(),
+                     table_size ? table : nullptr,
+                     K,
+                     positions.data(),
+                     out,
+                     nullptr,
+                     s.kv_count(),
+                     s.window,
+                     nq};
+  call.buckets = t5::buckets_of(s.t5());
   // Query heads are independent: a range of them is the same computation on any thread.
   parallel::for_ranges(H, nq * n * d, [&](std::size_t h0, std::size_t h1) {
     AttentionCall range = call;
@@ -364,8 +370,8 @@ void t5_bias(const T5Spec& s, const T* table, std::span<const std::int64_t> posi
 
 template <class T>
 void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
-               const T* shaw_table, T* out) {
-  detail::checked_attention(detail::avx2_units(), s, positions, q, k, v, shaw_table, out);
+               const T* pe_table, T* out) {
+  detail::checked_attention(detail::avx2_units(), s, positions, q, k, v, pe_table, out);
 }
 
 #define PECHECK_AVX2_INSTANTIATE(T)                                                                               \

@@ -224,7 +224,7 @@ class VectorEncoder final : public Encoder {
     const auto& q = c.q;
     const auto& k = c.k;
     const auto& v = c.v;
-    const auto& table = c.shaw_table;
+    const auto& table = c.pe_table;
     const auto& out = c.out;
     c.check();
     with_type(dt, [&]<class T>(T) {

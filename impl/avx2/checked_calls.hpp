@@ -33,6 +33,6 @@ void checked_sinusoidal(const VectorUnits&, const SinusoidalSpec&, std::span<con
 /// Attention with its PE (applied to fp32 copies by the same units' sinusoid and RoPE kernels).
 template <class T>
 void checked_attention(const VectorUnits&, const AttentionSpec&, std::span<const std::int64_t> positions, const T* q,
-                       const T* k, const T* v, const T* shaw_table, T* out);
+                       const T* k, const T* v, const T* pe_table, T* out);
 
 }  // namespace pecheck::avx2::detail

@@ -81,11 +81,11 @@ void shaw_scores(const ShawSpec&, const T* q, const T* k, const T* table, std::s
 template <class T>
 void t5_bias(const T5Spec&, const T* table, std::span<const std::int64_t> positions, T* out);
 
-/// out = attention(q, k, v) with its PE, all (n, heads, head_dim) dense; shaw_table (2K+1,
+/// out = attention(q, k, v) with its PE, all (n, heads, head_dim) dense; pe_table (2K+1,
 /// head_dim) read only for the Shaw PE. Blocked, with an online softmax: besides fp32 copies of
 /// the inputs it keeps O(n * head_dim) memory, never an (n, n) score matrix.
 template <class T>
 void attention(const AttentionSpec&, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
-               const T* shaw_table, T* out);
+               const T* pe_table, T* out);
 
 }  // namespace pecheck::avx2

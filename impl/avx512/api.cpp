@@ -71,8 +71,8 @@ void rope_apply(const RopeSpec& s, std::span<const std::int64_t> positions, std:
 
 template <class T>
 void attention(const AttentionSpec& s, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
-               const T* shaw_table, T* out) {
-  avx2::detail::checked_attention(units(), s, positions, q, k, v, shaw_table, out);
+               const T* pe_table, T* out) {
+  avx2::detail::checked_attention(units(), s, positions, q, k, v, pe_table, out);
 }
 
 #define PECHECK_AVX512_INSTANTIATE(T)                                                                           \

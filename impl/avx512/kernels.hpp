@@ -38,6 +38,6 @@ void rope_apply(const RopeSpec&, std::span<const std::int64_t> positions, std::s
 /// AVX-512 sinusoid and RoPE kernels.
 template <class T>
 void attention(const AttentionSpec&, std::span<const std::int64_t> positions, const T* q, const T* k, const T* v,
-               const T* shaw_table, T* out);
+               const T* pe_table, T* out);
 
 }  // namespace pecheck::avx512

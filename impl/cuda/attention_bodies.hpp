@@ -52,19 +52,31 @@ template <class T>
 struct AttentionArgs {
   T* out;                  ///< (queries, heads, d)
   const float *q, *k, *v;  ///< float working copies, PE already applied
-  const float* shaw;       ///< (2K + 1, d) for pe == 4
+  const float* table;      ///< Shaw's (2K + 1, d) for pe == 4, T5's (num_buckets, heads) for pe == 5
   const double* slopes;    ///< (heads) for pe == 3
   const std::int64_t* pos;
   std::int64_t n;
   int heads, d;
   bool causal;
   double scale;
-  int pe;  ///< numbered as pecheck::AttentionPE: 3 ALiBi, 4 Shaw enter the scores here
+  int pe;  ///< numbered as pecheck::AttentionPE: 3 ALiBi, 4 Shaw, 5 T5 enter the scores here
   int max_distance;
   int kv_heads;          ///< k, v are (n, kv_heads, d); 0 means heads
   int window;            ///< 0, or the sliding window: token t sees keys (t - window, t]
   std::int64_t queries;  ///< q and out rows: tokens n - queries .. n - 1 (the mask aligned bottom-right)
+  t5::Buckets buckets;   ///< T5's bucketing, for pe == 5
 };
+
+/// What ALiBi (pe 3) or T5's table (pe 5) adds to head h's scaled logit of token i and key j.
+template <class T>
+PECHECK_HOST_DEVICE inline double score_bias(const AttentionArgs<T>& a, int h, std::int64_t i, std::int64_t j) {
+  if (a.pe == 3) {
+    const double dist = static_cast<double>(a.pos[i] - a.pos[j]);
+    return -a.slopes[h] * (a.causal ? dist : fabs(dist));
+  }
+  if (a.pe == 5) return a.table[t5::bucket(a.pos[j] - a.pos[i], a.buckets) * a.heads + h];
+  return 0;
+}
 
 /// The token of query row i.
 template <class T>
@@ -105,14 +117,10 @@ struct AttentionBody {
       double dot = 0;
       for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * kj[c];
       if (a.pe == 4) {  // Shaw: q_i . r(p_j - p_i), before scaling
-        const float* r = a.shaw + (clamp_distance(a.pos[j] - a.pos[i], a.max_distance) + a.max_distance) * d;
+        const float* r = a.table + (clamp_distance(a.pos[j] - a.pos[i], a.max_distance) + a.max_distance) * d;
         for (int c = 0; c < d; ++c) dot += static_cast<double>(qi[c]) * r[c];
       }
-      double l = a.scale * dot;
-      if (a.pe == 3) {  // ALiBi
-        const double dist = static_cast<double>(a.pos[i] - a.pos[j]);
-        l += -a.slopes[h] * (a.causal ? dist : fabs(dist));
-      }
+      const double l = a.scale * dot + score_bias(a, h, i, j);
       if (l > m) {  // a new maximum rescales what was accumulated
         const double correction = exp(m - l);
         sum *= correction;
@@ -210,11 +218,7 @@ struct AttentionTileBody {
       for (int c = 0; c < DMax; ++c)
         if (c < a.d) part[c % 4] = fmaf(st.q[c], kr[c], part[c % 4]);
       const float dot = (part[0] + part[1]) + (part[2] + part[3]);
-      double l = a.scale * static_cast<double>(dot);
-      if (a.pe == 3) {  // ALiBi
-        const double dist = static_cast<double>(a.pos[i] - a.pos[j]);
-        l += -a.slopes[h] * (a.causal ? dist : fabs(dist));
-      }
+      const double l = a.scale * static_cast<double>(dot) + score_bias(a, h, i, j);
       if (l > st.m) {  // a new maximum rescales what was accumulated
         const float correction = static_cast<float>(exp(st.m - l));
         st.sum *= static_cast<double>(correction);

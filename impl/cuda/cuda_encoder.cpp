@@ -25,7 +25,8 @@ std::vector<angles::Frequency> sinusoid_frequencies(const SinusoidalSpec& s) {
 
 cuda::Storage storage(DType dt) { return static_cast<cuda::Storage>(static_cast<int>(dt)); }
 static_assert(static_cast<int>(DType::f16) == static_cast<int>(cuda::Storage::f16));
-static_assert(static_cast<int>(AttentionPE::alibi) == 3 && static_cast<int>(AttentionPE::shaw) == 4);
+static_assert(static_cast<int>(AttentionPE::alibi) == 3 && static_cast<int>(AttentionPE::shaw) == 4 &&
+              static_cast<int>(AttentionPE::t5) == 5);
 
 class CudaEncoder final : public Encoder {
  public:
@@ -84,7 +85,7 @@ class CudaEncoder final : public Encoder {
   }
 
   void run(const Attention& c) override {
-    const auto& [s, dt, positions, q, k, v, shaw_table, out] = c;
+    const auto& [s, dt, positions, q, k, v, pe_table, out] = c;
     s.validate();
     c.check();
     if (s.head_dim > cuda::kMaxAttentionHeadDim)
@@ -106,10 +107,15 @@ class CudaEncoder final : public Encoder {
                                        .window = s.window,
                                        .queries = s.queries,
                                        .rotary_dim = s.rope().rotary_dim,
-                                       .magnitude = s.rope().magnitude()};
+                                       .magnitude = s.rope().magnitude(),
+                                       .t5 = {.heads = s.heads,
+                                              .num_buckets = s.t5_buckets,
+                                              .max_distance = s.t5_max_distance,
+                                              .bidirectional = s.t5_bidirectional}};
+    const bool tabled = s.pe == AttentionPE::shaw || s.pe == AttentionPE::t5;
     launcher_.attention(storage(dt), launch, positions.data(), positions.size(), q.data(), k.data(), v.data(),
-                        shaw_table.data(), s.pe == AttentionPE::shaw ? shaw_table.size() : 0, slopes.data(),
-                        freqs.data(), freqs.size(), out.data());
+                        pe_table.data(), tabled ? pe_table.size() : 0, slopes.data(), freqs.data(), freqs.size(),
+                        out.data());
   }
 
   void run(const RopeApply& c) override {

@@ -248,8 +248,7 @@ class TargetLauncher final : public Launcher {
     if (n == 0) return;
     const std::size_t count = static_cast<std::size_t>(t.heads) * n * n;
     const std::size_t table_size = static_cast<std::size_t>(t.num_buckets) * static_cast<std::size_t>(t.heads);
-    const int half = t.bidirectional ? t.num_buckets / 2 : t.num_buckets, max_exact = half / 2;
-    const double log_range = std::log(static_cast<double>(t.max_distance) / max_exact);
+    const t5::Buckets buckets = t.buckets();
     with_storage(dt, [&](auto tag) {
       using T = decltype(tag);
       Buffer<T> od(count), td(table_size);
@@ -257,8 +256,7 @@ class TargetLauncher final : public Launcher {
       od.poison();
       td.upload(to_storage<T>(table, table_size).data());
       pd.upload(positions);
-      target_.template run<T5Body<T>>({od.data(), td.data(), pd.data(), static_cast<std::int64_t>(n), t.heads, half,
-                                       max_exact, t.bidirectional, log_range},
+      target_.template run<T5Body<T>>({od.data(), td.data(), pd.data(), static_cast<std::int64_t>(n), t.heads, buckets},
                                       "t5_kernel");
       collect(od, count, "t5_kernel", out);
     });
@@ -304,7 +302,7 @@ class TargetLauncher final : public Launcher {
   }
 
   void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n, const float* q,
-                 const float* k, const float* v, const float* shaw_table, std::size_t shaw_size, const double* slopes,
+                 const float* k, const float* v, const float* pe_table, std::size_t table_size, const double* slopes,
                  const angles::Frequency* freqs, std::size_t freq_count, float* out) const override {
     if (n == 0 || a.query_count(n) == 0) return;
     // Q and the output hold the last nq tokens (a decode step: one), K and V all n.
@@ -316,7 +314,7 @@ class TargetLauncher final : public Launcher {
     with_storage(dt, [&](auto tag) {
       using T = decltype(tag);
       Buffer<T> od(count), qs(count), ks(kv_count), vs(kv_count);
-      Buffer<float> qf(count), kf(kv_count), vf(kv_count), shaw(std::max<std::size_t>(shaw_size, 1));
+      Buffer<float> qf(count), kf(kv_count), vf(kv_count), table(std::max<std::size_t>(table_size, 1));
       Buffer<std::int64_t> pd(n);
       Buffer<double> sd(static_cast<std::size_t>(a.heads));
       Buffer<angles::Frequency> fd(std::max<std::size_t>(freq_count, 1));
@@ -329,7 +327,7 @@ class TargetLauncher final : public Launcher {
       target_.template run<WidenBody<T>>({kf.data(), ks.data(), kv64}, "widen_kernel");
       target_.template run<WidenBody<T>>({vf.data(), vs.data(), kv64}, "widen_kernel");
       pd.upload(positions);
-      if (shaw_size) shaw.upload(shaw_table);
+      if (table_size) table.upload(pe_table);
       if (a.pe == 3) sd.upload(slopes);
       if (freq_count) fd.upload(freqs);
       const int w = a.heads * a.head_dim;
@@ -344,8 +342,9 @@ class TargetLauncher final : public Launcher {
         launch_attention_rope(target_, a, pd.data(), fd.data(), n64, nq64, qf.data(), kf.data());
       }
       const AttentionArgs<T> args{
-          od.data(),  qf.data(), kf.data(), vf.data(), shaw.data(),         sd.data(),  pd.data(), n64, a.heads,
-          a.head_dim, a.causal,  a.scale,   a.pe,      a.shaw_max_distance, a.kv_heads, a.window,  nq64};
+          od.data(),  qf.data(), kf.data(),  vf.data(),     table.data(), sd.data(), pd.data(),
+          n64,        a.heads,   a.head_dim, a.causal,      a.scale,      a.pe,      a.shaw_max_distance,
+          a.kv_heads, a.window,  nq64,       a.t5.buckets()};
       launch_attention<Target, T>(target_, args);
       collect(od, count, "attention_kernel", out);
     });

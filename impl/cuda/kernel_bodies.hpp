@@ -15,6 +15,7 @@
 #include "impl/angles.hpp"
 #include "impl/cuda/kernel_storage.hpp"
 #include "impl/cuda/kernels.hpp"
+#include "impl/t5_bucket.hpp"
 
 namespace pecheck::cuda {
 
@@ -218,25 +219,14 @@ struct AlibiBody {
   }
 };
 
-/// T5's bucket of a relative position, as the host backends compute it (log in double).
-PECHECK_HOST_DEVICE inline int t5_bucket(std::int64_t relative, int half, int max_exact, bool bidirectional,
-                                         double log_range) {
-  const int offset = bidirectional && relative > 0 ? half : 0;
-  const std::int64_t dist = bidirectional ? (relative < 0 ? -relative : relative) : (relative < 0 ? -relative : 0);
-  if (dist < max_exact) return offset + static_cast<int>(dist);
-  const double t = (half - max_exact) * log(static_cast<double>(dist) / max_exact) / log_range;
-  return offset + static_cast<int>(fmin(max_exact + floor(t), static_cast<double>(half - 1)));
-}
-
 template <class T>
 struct T5Args {
   T* out;          ///< (heads, n, n)
   const T* table;  ///< (num_buckets, heads)
   const std::int64_t* pos;
   std::int64_t n;
-  int heads, half, max_exact;
-  bool bidirectional;
-  double log_range;
+  int heads;
+  t5::Buckets buckets;
 };
 
 template <class T>
@@ -245,7 +235,7 @@ struct T5Body {
   static std::int64_t threads(const Args& a) { return a.n * a.n; }
   PECHECK_HOST_DEVICE static void run(std::int64_t idx, const Args& a) {
     const std::int64_t j = idx % a.n, i = idx / a.n;
-    const int b = t5_bucket(a.pos[j] - a.pos[i], a.half, a.max_exact, a.bidirectional, a.log_range);
+    const int b = t5::bucket(a.pos[j] - a.pos[i], a.buckets);
     for (int h = 0; h < a.heads; ++h) a.out[(h * a.n + i) * a.n + j] = a.table[b * a.heads + h];
   }
 };

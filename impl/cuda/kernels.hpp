@@ -12,6 +12,7 @@
 #include <string>
 
 #include "impl/angles.hpp"
+#include "impl/t5_bucket.hpp"
 
 namespace pecheck::cuda {
 
@@ -37,9 +38,13 @@ struct RopeLaunch {
 struct T5Launch {
   int heads = 1, num_buckets = 32, max_distance = 128;
   bool bidirectional = true;
+  t5::Buckets buckets() const {
+    const int half = bidirectional ? num_buckets / 2 : num_buckets;
+    return t5::buckets(half, half / 2, bidirectional, max_distance);
+  }
 };
 
-/// Attention forward; pe numbered as pecheck::AttentionPE (none, sinusoidal, rope, alibi, shaw).
+/// Attention forward; pe numbered as pecheck::AttentionPE (none, sinusoidal, rope, alibi, shaw, t5).
 struct AttentionLaunch {
   int heads = 1, head_dim = 1;
   bool causal = false;
@@ -52,6 +57,7 @@ struct AttentionLaunch {
   int queries = 0;       ///< q and out rows, the last tokens (0: all n); the mask aligned bottom-right
   int rotary_dim = 0;    ///< RoPE's rotated dims (0: head_dim); the rest pass through
   double magnitude = 1;  ///< RoPE's factor on cos and sin (YaRN, LongRoPE), else 1
+  T5Launch t5{};         ///< T5's bucketing, for pe == t5 (its heads unread: the attention's)
   int rotary_pairs() const { return (rotary_dim > 0 ? rotary_dim : head_dim) / 2; }
   int kv_count() const { return kv_heads > 0 ? kv_heads : heads; }
   std::size_t query_count(std::size_t n) const { return queries > 0 ? static_cast<std::size_t>(queries) : n; }
@@ -104,10 +110,11 @@ class Launcher {
                            const std::int64_t* positions, std::size_t n, float* out) const = 0;
 
   /// out (n, heads, head_dim) = softmax(scale S + B) V per head with the PE plugged in; q, k, v of
-  /// that shape; shaw_table (2K+1, head_dim) read for pe == shaw; slopes (heads) for alibi; freqs:
+  /// that shape; pe_table Shaw's (2K+1, head_dim) for pe == shaw, T5's (num_buckets, heads) for t5;
+  /// slopes (heads) for alibi; freqs:
   /// the sinusoid's (heads*head_dim / 2) or RoPE's (head_dim / 2) frequencies.
   virtual void attention(Storage dt, const AttentionLaunch& a, const std::int64_t* positions, std::size_t n,
-                         const float* q, const float* k, const float* v, const float* shaw_table, std::size_t shaw_size,
+                         const float* q, const float* k, const float* v, const float* pe_table, std::size_t table_size,
                          const double* slopes, const angles::Frequency* freqs, std::size_t freq_count,
                          float* out) const = 0;
 };

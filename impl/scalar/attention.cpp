@@ -7,6 +7,7 @@
 
 #include "impl/alibi_slopes.hpp"
 #include "impl/scalar/kernels.hpp"
+#include "impl/t5_bucket.hpp"
 #include "interface/encoder.hpp"
 #include "interface/operations.hpp"
 
@@ -41,14 +42,15 @@ Prepared prepare_inputs(const AttentionSpec& s, std::span<const std::int64_t> po
 }  // namespace
 
 void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> positions, std::span<const float> q,
-               std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+               std::span<const float> k, std::span<const float> v, std::span<const float> pe_table,
                std::span<float> out) {
   const std::size_t n = positions.size(), nq = s.query_count(n), off = s.query_offset(n);
-  Attention{s, dt, positions, q, k, v, shaw_table, out}.check();
+  Attention{s, dt, positions, q, k, v, pe_table, out}.check();
   const Prepared x = prepare_inputs(s, positions, q, k, v);
   const std::size_t H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim);
   const float scale = static_cast<float>(s.effective_scale());
   const std::int64_t K = s.shaw_max_distance;
+  const t5::Buckets buckets = t5::buckets_of(s.t5());
   std::vector<float> logits(n), acc(d);
   const std::size_t KV = static_cast<std::size_t>(s.kv_count());
   auto at = [&](std::size_t t, std::size_t h) { return (t * H + h) * d; };
@@ -66,13 +68,15 @@ void attention(const AttentionSpec& s, DType dt, std::span<const std::int64_t> p
         for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * x.k[kv_at(j, g) + c];
         if (s.pe == AttentionPE::shaw) {
           const auto r = static_cast<std::size_t>(std::clamp(positions[j] - positions[t], -K, K) + K) * d;
-          for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * shaw_table[r + c];
+          for (std::size_t c = 0; c < d; ++c) dot += x.q[at(i, h) + c] * pe_table[r + c];
         }
         float l = scale * dot;
         if (s.pe == AttentionPE::alibi) {
           const double dist = static_cast<double>(positions[t] - positions[j]);
           l += static_cast<float>(-slope * (s.causal ? dist : std::fabs(dist)));
         }
+        if (s.pe == AttentionPE::t5)
+          l += pe_table[static_cast<std::size_t>(t5::bucket(positions[j] - positions[t], buckets)) * H + h];
         logits[j] = l;
         m = std::max(m, l);
       }

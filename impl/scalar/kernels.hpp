@@ -29,7 +29,7 @@ void sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int
 void rope2d_apply(const Rope2dSpec&, DType, int heads, std::span<const std::int64_t> rows,
                   std::span<const std::int64_t> cols, std::span<float> x);
 void attention(const AttentionSpec&, DType, std::span<const std::int64_t> positions, std::span<const float> q,
-               std::span<const float> k, std::span<const float> v, std::span<const float> shaw_table,
+               std::span<const float> k, std::span<const float> v, std::span<const float> pe_table,
                std::span<float> out);
 
 }  // namespace pecheck::scalar

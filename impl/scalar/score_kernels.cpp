@@ -5,6 +5,7 @@
 
 #include "impl/alibi_slopes.hpp"
 #include "impl/scalar/kernels.hpp"
+#include "impl/t5_bucket.hpp"
 #include "interface/encoder.hpp"
 #include "interface/operations.hpp"
 
@@ -46,21 +47,10 @@ void t5_bias(const T5Spec& s, DType dt, std::span<const float> table, std::span<
              std::span<float> out) {
   const std::size_t n = positions.size(), H = static_cast<std::size_t>(s.heads);
   T5Bias{s, dt, table, positions, out}.check();
-  const int half = s.half(), max_exact = s.max_exact();
-  // The log coordinate in double: exact bucket boundaries (where (n/max_exact)^(half-max_exact) is
-  // a power of max_distance/max_exact) may round either way; the property accepts both there.
-  const double log_range = std::log(static_cast<double>(s.max_distance) / max_exact);
-  const auto bucket = [&](std::int64_t relative) {
-    const int offset = s.bidirectional && relative > 0 ? half : 0;
-    const std::int64_t dist =
-        s.bidirectional ? (relative < 0 ? -relative : relative) : std::max<std::int64_t>(-relative, 0);
-    if (dist < max_exact) return offset + static_cast<int>(dist);
-    const double t = (half - max_exact) * std::log(static_cast<double>(dist) / max_exact) / log_range;
-    return offset + static_cast<int>(std::min<double>(max_exact + std::floor(t), half - 1));
-  };
+  const t5::Buckets buckets = t5::buckets_of(s);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
-      const auto b = static_cast<std::size_t>(bucket(positions[j] - positions[i]));
+      const auto b = static_cast<std::size_t>(t5::bucket(positions[j] - positions[i], buckets));
       for (std::size_t h = 0; h < H; ++h) out[(h * n + i) * n + j] = round_to(dt, table[b * H + h]);
     }
 }

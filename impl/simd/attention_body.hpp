@@ -122,6 +122,9 @@ void block_logits(const Head& hd, const float* KT, const float* proj, std::size_
         l += c.scale * proj[i * static_cast<std::size_t>(2 * K + 1) +
                             static_cast<std::size_t>((rel < -K ? -K : (rel > K ? K : rel)) + K)];
       if (c.bias == Bias::alibi) l += -slope * static_cast<float>(c.causal ? -rel : (rel < 0 ? -rel : rel));
+      if (c.bias == Bias::t5)
+        l += c.pe_table[static_cast<std::size_t>(t5::bucket(rel, c.buckets)) * static_cast<std::size_t>(c.heads) +
+                        static_cast<std::size_t>(hd.h)];
     }
   }
 }
@@ -261,7 +264,7 @@ void attention(const AttentionCall& c) {
       for (std::size_t i = 0; i < nq; ++i)
         for (std::size_t t = 0; t < R; ++t) {
           float sum = 0;
-          for (std::size_t col = 0; col < d; ++col) sum = std::fma(hd.q(i)[col], c.shaw_table[t * d + col], sum);
+          for (std::size_t col = 0; col < d; ++col) sum = std::fma(hd.q(i)[col], c.pe_table[t * d + col], sum);
           proj[i * R + t] = sum;
         }
     for (std::size_t i0 = 0; i0 < nq; i0 += Bq) {

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "impl/t5_bucket.hpp"
+
 namespace pecheck::simd {
 
 enum class Storage { f32, bf16, f16 };
@@ -56,7 +58,7 @@ struct RopeCall {
 inline std::size_t rope_lanes(std::size_t pairs) { return (2 * pairs + 15) / 16 * 16; }
 inline std::size_t rope_scratch_doubles(std::size_t pairs) { return 2 * padded8(pairs) + 7 * rope_lanes(pairs) / 2; }
 
-enum class Bias { none, alibi, shaw };
+enum class Bias { none, alibi, shaw, t5 };
 
 /// Attention on fp32 copies of q (queries, heads, head_dim), k and v (n, kv_heads, head_dim) with
 /// the PE already applied.
@@ -67,8 +69,8 @@ struct AttentionCall {
   bool causal = false;
   float scale = 1;
   Bias bias = Bias::none;
-  const double* slopes = nullptr;     ///< ALiBi, one per head
-  const float* shaw_table = nullptr;  ///< (2K+1, head_dim) fp32
+  const double* slopes = nullptr;   ///< ALiBi, one per head
+  const float* pe_table = nullptr;  ///< fp32: Shaw's (2K+1, head_dim), T5's (num_buckets, heads)
   int max_distance = 0;
   const std::int64_t* positions = nullptr;
   void* out = nullptr;
@@ -82,6 +84,7 @@ struct AttentionCall {
   /// The query heads this call computes, [head_begin, head_end) (head_end 0: all): one thread's
   /// range; a head's output does not depend on which range it is in.
   std::size_t head_begin = 0, head_end = 0;
+  t5::Buckets buckets{};  ///< T5's bucketing (Bias::t5), its table in pe_table
 };
 inline constexpr std::size_t kQueryBlock = 8, kKeyBlock = 64;
 /// Row stride of the transposed K: whole key blocks plus 16 floats, so that its rows (one per head

@@ -7,6 +7,7 @@
 #include "harness/rope_measure.hpp"
 #include "reference/alibi.hpp"
 #include "reference/attention.hpp"
+#include "reference/t5.hpp"
 
 namespace pecheck::props {
 
@@ -93,6 +94,23 @@ std::vector<double> errors_from_exact(const AttentionCase& c, const AttentionDat
   return err;
 }
 
+void draw_t5(AttentionSpec& s, int buckets, int max_distance_over, bool bidirectional, std::size_t n) {
+  s.t5_buckets = buckets;
+  s.t5_bidirectional = bidirectional;
+  s.t5_max_distance = s.t5().max_exact() + max_distance_over;
+  const auto tied = [&] {
+    for (std::size_t dist = 1; dist < n; ++dist)
+      for (const std::int64_t rel : {static_cast<std::int64_t>(dist), -static_cast<std::int64_t>(dist)})
+        if (ref::t5_bucket<double>(s.t5(), rel, tol::kT5TieWindow).alternative) return true;
+    return false;
+  };
+  while (tied()) ++s.t5_max_distance;
+}
+
+rc::Gen<std::tuple<int, int, bool>> t5_bucketing() {
+  return rc::gen::tuple(rc::gen::element(4, 8, 16, 32), rc::gen::inRange(1, 128), rc::gen::arbitrary<bool>());
+}
+
 rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes, bool allow_causal, int min_n) {
   return rc::gen::mapcat(rc::gen::elementOf(pes), [dt, allow_causal, min_n](AttentionPE pe) {
     // RoPE and the sinusoid need even widths; the others take any head_dim.
@@ -102,7 +120,8 @@ rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes
     const bool large_logits = dt == DType::f32 || !even;
     return rc::gen::apply(
         [pe, allow_causal](int heads, int d, bool causal, std::vector<std::int64_t> pos_n, double base,
-                           RopeLayout layout, int K, std::uint32_t data, std::uint32_t perm, double qk_scale) {
+                           RopeLayout layout, int K, std::uint32_t data, std::uint32_t perm, double qk_scale,
+                           std::tuple<int, int, bool> t5) {
           AttentionSpec s;
           s.heads = heads;
           s.head_dim = d;
@@ -113,6 +132,7 @@ rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes
           s.shaw_max_distance = K;
           std::vector<std::int64_t> positions(static_cast<std::size_t>(pos_n[1]));
           for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = pos_n[0] + static_cast<std::int64_t>(i);
+          if (pe == AttentionPE::t5) draw_t5(s, std::get<0>(t5), std::get<1>(t5), std::get<2>(t5), positions.size());
           return AttentionCase{s, positions, data, perm, qk_scale};
         },
         rc::gen::inRange(1, 4), even ? gen::even_dim(32) : rc::gen::inRange(1, 33), rc::gen::arbitrary<bool>(),
@@ -124,11 +144,12 @@ rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes
                         }),
         gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5), gen::data_seed(), gen::data_seed(),
         large_logits ? rc::gen::weightedOneOf<double>({{6, rc::gen::just(1.0)}, {1, rc::gen::element(4.0, 16.0, 64.0)}})
-                     : rc::gen::just(1.0));
+                     : rc::gen::just(1.0),
+        pe == AttentionPE::t5 ? t5_bucketing() : rc::gen::just(std::tuple<int, int, bool>{32, 120, true}));
   });
 }
 
-rc::Gen<AttentionCase> attention_long_case_gen(DType) {
+rc::Gen<AttentionCase> attention_long_case_gen(DType dt) {
   // Tile edges 2^k - 1, 2^k, 2^k + 1, weighted down as n^2 grows: a 2048-token case costs 1000
   // times a 64-token one, in the encoder and in the oracle alike; from 512 tokens on, one head of
   // 64 dims (what a tile bug needs is the length, not the width).
@@ -147,8 +168,8 @@ rc::Gen<AttentionCase> attention_long_case_gen(DType) {
              : rc::gen::just(64));
   });
   return rc::gen::apply(
-      [](AttentionPE pe, std::tuple<int, int, int> nhd, bool causal, std::int64_t start, double base, RopeLayout layout,
-         int K, std::uint32_t data, bool mqa) {
+      [dt](AttentionPE pe, std::tuple<int, int, int> nhd, bool causal, std::int64_t start, double base,
+           RopeLayout layout, int K, std::uint32_t data, bool mqa, std::tuple<int, int, bool> t5) {
         const auto [n, heads, d] = nhd;
         AttentionSpec s;
         s.heads = heads;
@@ -162,11 +183,16 @@ rc::Gen<AttentionCase> attention_long_case_gen(DType) {
         s.shaw_max_distance = K;
         std::vector<std::int64_t> positions(static_cast<std::size_t>(n));
         for (std::size_t i = 0; i < positions.size(); ++i) positions[i] = start + static_cast<std::int64_t>(i);
+        if (pe == AttentionPE::t5) draw_t5(s, std::get<0>(t5), std::get<1>(t5), std::get<2>(t5), positions.size());
+        // In bf16 and f16 the sinusoid added to Q and K and rounded moves logits by more than the
+        // softmax absorbs at head_dim 256, and at 128 under a doubled stated scale (the bound passes
+        // 2/u: 514 u at seed 1): 64 at most.
+        if (dt != DType::f32 && pe == AttentionPE::sinusoidal) s.head_dim = std::min(s.head_dim, 64);
         return AttentionCase{s, positions, data, 0, 1.0};
       },
       rc::gen::elementOf(all_attention_pes()), shape, rc::gen::arbitrary<bool>(),
       gen::position_below(tol::kMaxPosition - 2050), gen::base(), gen::rope_layout(), rc::gen::inRange(0, 5),
-      gen::data_seed(), rc::gen::arbitrary<bool>());
+      gen::data_seed(), rc::gen::arbitrary<bool>(), t5_bucketing());
 }
 
 rc::Gen<AttentionCase> with_grouped_queries(rc::Gen<AttentionCase> cases) {
@@ -264,14 +290,10 @@ rc::Gen<AttentionCase> causal_case_gen(DType dt) {
     c.spec.causal = true;
     return c;
   };
-  const auto long_case = [dt, causal](AttentionCase c) {
-    if (dt != DType::f32 && c.spec.pe == AttentionPE::sinusoidal) c.spec.head_dim = std::min(c.spec.head_dim, 128);
-    return causal(c);
-  };
   return with_windows(rc::gen::weightedOneOf<AttentionCase>(
       {{3, rc::gen::map(with_rope_rules(with_grouped_queries(attention_case_gen(dt, all_attention_pes(), false, 2))),
                         causal)},
-       {1, rc::gen::map(attention_long_case_gen(dt), long_case)}}));
+       {1, rc::gen::map(attention_long_case_gen(dt), causal)}}));
 }
 
 namespace {
@@ -384,6 +406,10 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
           b.max_bias =
               std::max(b.max_bias,
                        std::fabs(*ref::alibi_bias<double>(s.alibi(), slopes[h], i, j, c.positions[i], c.positions[j])));
+        if (s.pe == AttentionPE::t5) {
+          const auto bucket = ref::t5_bucket<double>(s.t5(), c.positions[j] - c.positions[i], 0.0).bucket;
+          b.max_bias = std::max(b.max_bias, std::fabs(double{x.table[static_cast<std::size_t>(bucket) * H + h]}));
+        }
       }
   double max_v = 0;
   for (double v : t.v) max_v = std::max(max_v, std::fabs(v));

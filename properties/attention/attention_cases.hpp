@@ -42,6 +42,7 @@ struct AttentionCase {
   std::size_t size() const { return spec.query_count(n()) * static_cast<std::size_t>(spec.width()); }
   std::size_t kv_size() const { return n() * static_cast<std::size_t>(spec.kv_width()); }
   std::size_t table_size() const {
+    if (spec.pe == AttentionPE::t5) return static_cast<std::size_t>(spec.t5_buckets * spec.heads);
     return spec.pe == AttentionPE::shaw ? static_cast<std::size_t>(spec.shaw().table_rows() * spec.head_dim) : 0;
   }
   std::string describe() const {
@@ -80,8 +81,17 @@ AttentionData attention_data(const AttentionCase& c, DType dt);
 
 /// Every way a position encoding enters attention (none included).
 inline std::vector<AttentionPE> all_attention_pes() {
-  return {AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw};
+  return {AttentionPE::none,  AttentionPE::sinusoidal, AttentionPE::rope,
+          AttentionPE::alibi, AttentionPE::shaw,       AttentionPE::t5};
 }
+
+/// T5's bucketing for a case of n consecutive tokens: num_buckets 4, 8, 16 or 32 (few, so that
+/// short cases reach the log-spaced buckets), either direction, max_distance above max_exact; then
+/// moved up until no distance below n lies within tol::kT5TieWindow of a bucket edge, where a
+/// kernel's log may round either way (reference/t5.hpp): the t5 family judges those, not
+/// attention.
+void draw_t5(AttentionSpec& s, int buckets, int max_distance_over, bool bidirectional, std::size_t n);
+rc::Gen<std::tuple<int, int, bool>> t5_bucketing();
 
 /// Generator: pe drawn from `pes`, causal if allowed, n in [min_n, 10], positions consecutive from
 /// an offset that may be huge, Q and K sometimes scaled up (4, 16, 64) so that logits reach
@@ -92,7 +102,9 @@ rc::Gen<AttentionCase> attention_case_gen(DType dt, std::vector<AttentionPE> pes
 
 /// Generator of long cases, for agreement against the double oracle: n on either side of the
 /// key-tile edges kernels use (63/64/65, 127/128/129, ... 2047/2048/2049; the shorter ones drawn
-/// more often, as they cost n^2 d), head_dim 64, 128 or 256, one or two heads, unit logits, every
+/// more often, as they cost n^2 d), head_dim 64, 128 or 256 (the sinusoid in bf16 and f16 at 64:
+/// there the PE added to Q and K and rounded moves logits by more than the softmax absorbs, and at
+/// 128 a doubled stated scale or a bound of 2b passes 2/u), one or two heads, unit logits, every
 /// pe. Cases above kOracleMinN tokens are the ones checked against the oracle.
 rc::Gen<AttentionCase> attention_long_case_gen(DType dt);
 
@@ -115,16 +127,15 @@ rc::Gen<AttentionCase> with_queries(rc::Gen<AttentionCase> cases);
 rc::Gen<AttentionCase> with_scales(rc::Gen<AttentionCase> cases);
 
 /// The same cases with RoPE's own spec drawn in for the RoPE ones: rotary_dim the head (weight
-/// 1) or an even part of it (2: an ignored rotary_dim shows only in partial cases), and a scaling rule from gen::rope_scaling (none half the time;
-/// linear, NTK, dynamic NTK, YaRN or Llama 3), and in half of them tokens 997 positions apart.
-/// For short cases: their reference is the 50-digit one, whose RoPE computes every rule exactly.
+/// 1) or an even part of it (2: an ignored rotary_dim shows only in partial cases), and a scaling rule from
+/// gen::rope_scaling (none half the time; linear, NTK, dynamic NTK, YaRN or Llama 3), and in half of them tokens 997
+/// positions apart. For short cases: their reference is the 50-digit one, whose RoPE computes every rule exactly.
 rc::Gen<AttentionCase> with_rope_rules(rc::Gen<AttentionCase> cases);
 
 /// Causal cases as inference engines run them, for the theorems that split a call
 /// (decode_equivalence, batch_invariance): short ones (every PE, RoPE's own spec, grouped-query,
-/// n in [2, 10]) three times in four and long ones (across key tiles) once, windows drawn in. In
-/// bf16 and f16 a long sinusoid case is drawn at head_dim 128, not 256: there the PE added to Q
-/// and K and rounded moves logits by more than the softmax absorbs, and a bound of 2b passes 2/u.
+/// n in [2, 10]) three times in four and long ones (attention_long_case_gen's, across key tiles)
+/// once, windows drawn in.
 rc::Gen<AttentionCase> causal_case_gen(DType dt);
 
 inline constexpr std::size_t kOracleMinN = 32;

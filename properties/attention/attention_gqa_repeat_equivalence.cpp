@@ -14,7 +14,8 @@ namespace {
 
 /// Grouped cases only (kv_heads < heads: groups of 2 or 4), with every PE but the sinusoid.
 rc::Gen<AttentionCase> cases(DType dt) {
-  const std::vector<AttentionPE> pes{AttentionPE::none, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw};
+  const std::vector<AttentionPE> pes{AttentionPE::none, AttentionPE::rope, AttentionPE::alibi, AttentionPE::shaw,
+                                     AttentionPE::t5};
   return rc::gen::suchThat(with_grouped_queries(attention_case_gen(dt, pes, true, 1)),
                            [](const AttentionCase& c) { return c.spec.kv_count() < c.spec.heads; });
 }

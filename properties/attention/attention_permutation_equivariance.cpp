@@ -16,7 +16,7 @@ namespace {
 rc::Gen<AttentionCase> cases(DType dt) {
   return attention_case_gen(dt,
                             {AttentionPE::none, AttentionPE::none, AttentionPE::sinusoidal, AttentionPE::rope,
-                             AttentionPE::alibi, AttentionPE::shaw},
+                             AttentionPE::alibi, AttentionPE::shaw, AttentionPE::t5},
                             false, 2);
 }
 

@@ -1,4 +1,4 @@
-// Theorem: attention with a relative encoding (ALiBi, Shaw, RoPE) depends only on position
+// Theorem: attention with a relative encoding (ALiBi, Shaw, T5, RoPE) depends only on position
 // differences: shifting every position by t leaves the output unchanged.
 // Doc: docs/properties/attention.translation_invariance.md
 #include <algorithm>
@@ -15,7 +15,7 @@ namespace {
 /// The shift t is drawn from the perm seed, kept so that every shifted position is below 2^24, or
 /// within the run's max_position (a table's length, or a contract's ceiling).
 rc::Gen<AttentionCase> cases(DType dt) {
-  return attention_case_gen(dt, {AttentionPE::alibi, AttentionPE::shaw, AttentionPE::rope}, true, 1);
+  return attention_case_gen(dt, {AttentionPE::alibi, AttentionPE::shaw, AttentionPE::rope, AttentionPE::t5}, true, 1);
 }
 
 Outcome check(Encoder& enc, DType dt, const AttentionCase& c, const RunParams& params) {
@@ -46,7 +46,7 @@ Property attention_translation_invariance() {
   using namespace attention_translation_invariance_detail;
   return make_property<AttentionCase>(
       {.id = "attention.translation_invariance",
-       .statement = "With ALiBi, Shaw or RoPE, shifting every position by the same t leaves the output unchanged.",
+       .statement = "With ALiBi, Shaw, T5 or RoPE, shifting every position by the same t leaves the output unchanged.",
        .family = Family::attention,
        .op = Op::attention,
        .pinnable = true},

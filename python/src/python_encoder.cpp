@@ -61,7 +61,7 @@ Marshalled marshal(const Call& c) {
 
 /// Attention in every form the function declares (spec/attention_forms.hpp), as a plugin of
 /// revision 2 takes it: q (queries, heads, head_dim), the last tokens' queries; k and v (n,
-/// kv_heads, head_dim); shaw_table with Shaw's PE; `scale` and `window` keywords when declared. A
+/// kv_heads, head_dim); shaw_table with Shaw's PE, t5_table with T5's; `scale` and `window` keywords when declared. A
 /// call of a form it does not declare (a property's second call, a decode step say) is declined,
 /// naming the form.
 Marshalled marshal(const Attention& c, const AttentionForms& forms) {

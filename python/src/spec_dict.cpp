@@ -57,8 +57,11 @@ Json spec_json(const T5Spec& s) {
 Json spec_json(const AttentionSpec& s) {
   // RoPE's whole spec (rotary_dim, scaling rule) as the rope operation's, as a plugin's `rope`.
   Json rope = s.pe == AttentionPE::rope ? spec_json(s.rope()) : Json(nullptr);
+  // T5's bucketing as the t5 operation's (its table arrives as t5_table), as a plugin's `t5`.
+  Json t5 = s.pe == AttentionPE::t5 ? spec_json(s.t5()) : Json(nullptr);
   return {{"heads", s.heads},
           {"rope", rope},
+          {"t5", t5},
           {"kv_heads", s.kv_count()},
           {"window", s.window},
           {"queries", s.queries},

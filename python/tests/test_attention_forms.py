@@ -124,3 +124,6 @@ def test_an_attention_convention_names_its_pe():
         pecheck.check(make_attention(), "attention", {"rope_theta": 1e4}, forms="all")
     with pytest.raises(ValueError, match="convention: unknown key 'base' for attention"):
         pecheck.check(make_attention(), "attention", {"pe": "alibi", "base": 2.0}, forms="all")
+    # T5's bias inside attention runs on the native backends and plugins; a Python function is told so.
+    with pytest.raises(ValueError, match="pe 't5' inside attention is not offered to Python functions yet"):
+        pecheck.check(make_attention(), "attention", {"pe": "t5"}, forms="all")

@@ -41,7 +41,7 @@ def output_shape(op, kw):
 def test_each_operation_is_called_with_its_documented_arguments(op):
     seen = []
 
-    def fn(spec, shaw_table=None, **kw):
+    def fn(spec, shaw_table=None, t5_table=None, **kw):
         seen.append((set(kw), {k: np.asarray(v).dtype for k, v in kw.items() if hasattr(v, "dtype")}))
         assert isinstance(spec, dict) and spec  # convention="spec": the call's spec comes along
         return np.zeros(output_shape(op, kw), dtype=np.float32)

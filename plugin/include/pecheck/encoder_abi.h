@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 #define PECHECK_ABI_VERSION 1u
-#define PECHECK_ABI_REVISION 2u /* additions within version 1 that a plugin opts into (pecheck_plugin) */
+#define PECHECK_ABI_REVISION 3u /* additions within version 1 that a plugin opts into (pecheck_plugin) */
 #define PECHECK_MAX_RANK 4
 
 typedef int32_t pecheck_status;
@@ -194,6 +194,7 @@ typedef struct pecheck_t5_spec {
 #define PECHECK_PE_ROPE 2       /* RoPE (full rotary, rope_layout, pe_base) on Q and K */
 #define PECHECK_PE_ALIBI 3      /* ALiBi slopes added to the scores */
 #define PECHECK_PE_SHAW 4       /* q_i . r(p_j - p_i) added to the scores before scaling */
+#define PECHECK_PE_T5 5         /* revision 3: T5's table[bucket(p_j - p_i), h] added to the scaled scores */
 
 /* out = softmax(scale * S + B) V per head, over n tokens (one position each): q and out
  * (queries, heads, head_dim), k and v (n, kv_heads, head_dim).
@@ -211,7 +212,11 @@ typedef struct pecheck_t5_spec {
  *             flash-attn >= 2.1; not PyTorch's top-left is_causal)
  *   rope      with PECHECK_PE_ROPE, RoPE's whole spec (rotary_dim, scaling rule, as rope_apply
  *             reads it; its head_dim, base and layout repeat the fields above), applied to Q at
- *             the query tokens' positions and to K at every token's; NULL for other PEs */
+ *             the query tokens' positions and to K at every token's; NULL for other PEs
+ * Revision 3 appends t5: with PECHECK_PE_T5, T5's bucketing (its heads repeat the field above), the
+ * bias table[bucket(p_j - p_i) * heads + h] added to the scaled score of query token i and key j,
+ * the table (num_buckets, heads) passed as the entry point's table tensor; NULL for other PEs.
+ * pecheck sends T5 cases only to plugins of abi_revision >= 3. */
 typedef struct pecheck_attention_spec {
   int32_t heads;
   int32_t head_dim;
@@ -226,6 +231,7 @@ typedef struct pecheck_attention_spec {
   int32_t queries;  /* revision 2 */
   int32_t reserved;
   const pecheck_rope_spec* rope; /* revision 2: RoPE's own spec when pe is PECHECK_PE_ROPE (else NULL) */
+  const pecheck_t5_spec* t5;     /* revision 3: T5's bucketing when pe is PECHECK_PE_T5 (else NULL) */
 } pecheck_attention_spec;
 
 #define PECHECK_MROPE_SECTIONED 0   /* pairs [0,s0) temporal, [s0,s0+s1) height, the rest width: Qwen2-VL */
@@ -260,11 +266,12 @@ typedef struct pecheck_plugin {
                                pecheck_tensor out);
   pecheck_status (*shaw_scores)(const pecheck_host*, const pecheck_shaw_spec*, pecheck_tensor q, pecheck_tensor k,
                                 pecheck_tensor table, const int64_t* positions, pecheck_tensor out);
-  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table,
-                            const int64_t* positions, pecheck_tensor out);
-  pecheck_status (*attention)(const pecheck_host*, const pecheck_attention_spec*, const int64_t* positions,
-                              pecheck_tensor q, pecheck_tensor k, pecheck_tensor v, pecheck_tensor shaw_table,
-                              pecheck_tensor out);
+  pecheck_status (*t5_bias)(const pecheck_host*, const pecheck_t5_spec*, pecheck_tensor table, const int64_t* positions,
+                            pecheck_tensor out);
+  pecheck_status (*attention)(
+      const pecheck_host*, const pecheck_attention_spec*, const int64_t* positions, pecheck_tensor q, pecheck_tensor k,
+      pecheck_tensor v, pecheck_tensor table /* Shaw's (2K+1, head_dim), T5's (num_buckets, heads), else 0 rows */,
+      pecheck_tensor out);
   /* Appended after ABI 1's first release: a descriptor whose struct_size ends before it (built
    * against the earlier header) offers no M-RoPE, and loads as before. */
   pecheck_status (*mrope_apply)(const pecheck_host*, const pecheck_mrope_spec*, const int64_t* positions,
@@ -274,7 +281,8 @@ typedef struct pecheck_plugin {
    * the rope spec's factor lists; pecheck sends LongRoPE calls to no plugin below it. Revision 2:
    * the attention spec's kv_heads, window and queries (grouped-query, sliding-window and decode
    * attention) and its rope field (RoPE's whole spec inside attention); pecheck sends such cases to
-   * no plugin below it. */
+   * no plugin below it. Revision 3: T5's bias inside attention (PECHECK_PE_T5, the spec's t5 field);
+   * below it, attention_pes 0 means every PE but T5's. */
   uint32_t abi_revision;
   /* Appended after revision 2: a mask of PECHECK_FLAG_*, the conventions of the platform the
    * plugin runs on; a descriptor that ends before it (built against an older header) states none. */
