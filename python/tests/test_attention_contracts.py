@@ -52,14 +52,16 @@ def test_a_correct_attention_meets_exact_on_the_ladder():
 
 
 def test_rounded_p_is_judged_when_asked_and_its_bound_is_one_u_wider():
-    exact = pecheck.check(attention(np.float16), "attention", PLAIN, dtypes="f16", cases=30,
-                          properties="attention.agrees_with_reference", contract="exact")
     rounded = pecheck.check(attention(np.float16), "attention", PLAIN, dtypes="f16", cases=30,
                             properties="attention.agrees_with_reference", contract="rounded-p")
     assert rounded.ok, rounded.summary()
     verdict = rounded.contracts["f16"]
     assert verdict.asked == "rounded-p" and verdict.met == "rounded-p" and not verdict.misses
-    a, b = (r.result("attention.agrees_with_reference", "f16") for r in (exact, rounded))
+    # The bound a result reports is its worst case's, and the two contracts may find their worst in
+    # different cases: one case each (the same, from the same seed) holds the identity.
+    a, b = (pecheck.check(attention(np.float16), "attention", PLAIN, dtypes="f16", cases=1, contract=c,
+                          properties="attention.agrees_with_reference").result("attention.agrees_with_reference", "f16")
+            for c in ("exact", "rounded-p"))
     assert b.bound_u == pytest.approx(a.bound_u + 1)  # u_P / u, P in the storage dtype
 
 
