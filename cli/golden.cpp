@@ -435,10 +435,19 @@ int golden(const GoldenOptions& g) {
     s.window = static_cast<int>(number("window", take("window", "0")));
     if (const std::string scale = take("scale", ""); !scale.empty()) s.scale = number("scale", scale);
     const std::string pe = take("pe", "none");
-    if (pe != "none" && pe != "alibi" && pe != "rope")
-      throw UsageError(fmt::format("--convention: pe must be none, alibi or rope, got '{}'", pe));
-    s.pe = pe == "alibi" ? AttentionPE::alibi : pe == "rope" ? AttentionPE::rope : AttentionPE::none;
-    nlohmann::json rope;
+    if (pe != "none" && pe != "alibi" && pe != "rope" && pe != "t5")
+      throw UsageError(fmt::format("--convention: pe must be none, alibi, rope or t5, got '{}'", pe));
+    s.pe = pe == "alibi"  ? AttentionPE::alibi
+           : pe == "rope" ? AttentionPE::rope
+           : pe == "t5"   ? AttentionPE::t5
+                          : AttentionPE::none;
+    nlohmann::json rope, t5;
+    if (s.pe == AttentionPE::t5) {  // T5's bias inside: a random table (num_buckets, heads) in the dtype
+      s.t5_buckets = static_cast<int>(number("num_buckets", take("num_buckets", "32")));
+      s.t5_max_distance = static_cast<int>(number("max_distance", take("max_distance", "128")));
+      s.t5_bidirectional = number("bidirectional", take("bidirectional", "1")) != 0;
+      t5 = {{"num_buckets", s.t5_buckets}, {"max_distance", s.t5_max_distance}, {"bidirectional", s.t5_bidirectional}};
+    }
     if (s.pe == AttentionPE::rope) {  // RoPE inside: Q and K written before rotation
       s.rope_layout = rope_layout(take("layout", "half_split"));
       s.pe_base = number("base", take("base", "10000"));
@@ -457,20 +466,25 @@ int golden(const GoldenOptions& g) {
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     const std::int64_t nq = static_cast<std::int64_t>(s.query_count(static_cast<std::size_t>(n)));
     std::vector<double> q(static_cast<std::size_t>(nq * s.width())), k(static_cast<std::size_t>(n * s.kv_width())),
-        v(k.size());
-    for (auto* x : {&q, &k, &v})
+        v(k.size()), table(s.pe == AttentionPE::t5 ? static_cast<std::size_t>(s.t5_buckets * s.heads) : 0);
+    for (auto* x : {&q, &k, &v, &table})
       for (double& e : *x) e = round_to(dt, uniform(rng));
     const auto real = [](const std::vector<double>& x) { return std::vector<Real>(x.begin(), x.end()); };
     std::vector<double> out;
-    for (const Real& e : ref::attention<Real>(s, positions, {real(q), real(k), real(v)}, {}))
+    for (const Real& e : ref::attention<Real>(s, positions, {real(q), real(k), real(v)}, real(table)))
       out.push_back(round_to(dt, ref::to_double(e)));
     files.push_back(array("q", storage(dt), {nq, s.heads, g.dim}, q));
     files.push_back(array("k", storage(dt), {n, s.kv_count(), g.dim}, k));
     files.push_back(array("v", storage(dt), {n, s.kv_count(), g.dim}, v));
     files.push_back(array("out", storage(dt), {nq, s.heads, g.dim}, out));
     for (const char* role : {"q", "k", "v", "out"}) arrays[role] = std::string(role) + ".npy";
+    if (s.pe == AttentionPE::t5) {
+      files.push_back(array("table", storage(dt), {s.t5_buckets, s.heads}, table));
+      arrays["table"] = "table.npy";
+    }
     convention = {{"causal", s.causal}, {"pe", pe}};
     if (!rope.is_null()) convention["rope"] = rope;
+    if (!t5.is_null()) convention["t5"] = t5;
     if (s.window > 0) convention["window"] = s.window;
     if (s.scale) convention["scale"] = *s.scale;
     describe = s.describe();

@@ -1,18 +1,21 @@
 #include "dumpcheck/attention_dump.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <set>
 #include <span>
 #include <string_view>
 
 #include "dumpcheck/recorder.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "properties/attention/attention_cases.hpp"
+#include "reference/t5.hpp"
 
 namespace pecheck::dumpcheck {
 
@@ -24,7 +27,7 @@ using props::kOracleMinN;
 
 namespace {
 
-constexpr std::string_view kConventionKeys[] = {"causal", "window", "window_size", "scale", "pe", "rope"};
+constexpr std::string_view kConventionKeys[] = {"causal", "window", "window_size", "scale", "pe", "rope", "t5"};
 
 bool boolean(const Json& c, const char* key, const std::string& at) {
   if (!c.at(key).is_boolean()) throw FormatError(fmt::format("{}: {} must be true or false", at, key));
@@ -68,7 +71,7 @@ void read_convention(const Json& c, AttentionSpec& s, const std::string& at) {
   for (const auto& item : c.items())
     if (std::find(std::begin(kConventionKeys), std::end(kConventionKeys), item.key()) == std::end(kConventionKeys))
       throw FormatError(fmt::format(
-          "{}: unknown key \"{}\" (an attention convention takes causal, window, window_size, scale, pe, rope)", at,
+          "{}: unknown key \"{}\" (an attention convention takes causal, window, window_size, scale, pe, rope, t5)", at,
           item.key()));
   if (c.contains("causal")) s.causal = boolean(c, "causal", at);
   s.window = read_window(c, s.causal, at);
@@ -99,11 +102,32 @@ void read_convention(const Json& c, AttentionSpec& s, const std::string& at) {
     s.rotary_dim = rs.rotary_dim;
     s.rope_scaling = rs.scaling;
     if (s.head_dim % 2 != 0) throw FormatError(fmt::format("{}: RoPE needs an even head_dim, got {}", at, s.head_dim));
+  } else if (pe == "t5") {
+    s.pe = AttentionPE::t5;
+    const std::string t = at + ".t5";
+    if (!c.contains("t5") || !c.at("t5").is_object())
+      throw FormatError(
+          fmt::format("{}: pe \"t5\" needs \"t5\": {{num_buckets, max_distance, bidirectional}} (HF: "
+                      "relative_attention_num_buckets, relative_attention_max_distance, not is_decoder)",
+                      at));
+    const Json& b = c.at("t5");
+    for (const auto& item : b.items())
+      if (item.key() != "num_buckets" && item.key() != "max_distance" && item.key() != "bidirectional")
+        throw FormatError(
+            fmt::format("{}: unknown key \"{}\" (T5 takes num_buckets, max_distance, bidirectional)", t, item.key()));
+    for (const char* key : {"num_buckets", "max_distance"})
+      if (!b.contains(key) || !b.at(key).is_number_integer())
+        throw FormatError(fmt::format("{}: {} must be an integer", t, key));
+    s.t5_buckets = b.at("num_buckets").get<int>();
+    s.t5_max_distance = b.at("max_distance").get<int>();
+    s.t5_bidirectional = boolean(b, "bidirectional", t);
   } else {
-    throw FormatError(fmt::format("{}: pe must be none, rope or alibi, got \"{}\"", at, pe));
+    throw FormatError(fmt::format("{}: pe must be none, rope, alibi or t5, got \"{}\"", at, pe));
   }
   if (c.contains("rope") && s.pe != AttentionPE::rope)
     throw FormatError(fmt::format("{}: \"rope\" is stated but pe is \"{}\"", at, pe));
+  if (c.contains("t5") && s.pe != AttentionPE::t5)
+    throw FormatError(fmt::format("{}: \"t5\" is stated but pe is \"{}\"", at, pe));
 }
 
 /// One sequence of the dump as the properties' case and data.
@@ -129,6 +153,7 @@ Sequence sequence(const Dump& d, std::size_t b) {
   q.x.q = slice(d.x, b, qsize);
   q.x.k = slice(d.k, b, kvsize);
   q.x.v = slice(d.v, b, kvsize);
+  q.x.table.assign(d.table.begin(), d.table.end());  // T5's (num_buckets, heads), shared by the batch
   q.out = slice(d.y, b, qsize);
   return q;
 }
@@ -276,6 +301,17 @@ void load_attention(const Json& m, ArrayReader& r, Dump& d) {
   } catch (const std::invalid_argument& e) {
     throw FormatError(fmt::format("{}: {}", where, e.what()));
   }
+  if (s.pe == AttentionPE::t5) {
+    if (!arrays.contains("table"))
+      throw FormatError(fmt::format("{}: pe \"t5\" needs the array \"table\" (num_buckets, heads)", where));
+    const tensorfiles::Array t = r.read("table", field<std::string>(arrays, "table", where));
+    floats(t, "table");
+    if (t.shape != std::vector<std::int64_t>{s.t5_buckets, s.heads})
+      throw FormatError(fmt::format("{}: must be (num_buckets, heads) = ({}, {})", t.name, s.t5_buckets, s.heads));
+    d.table = t.values;
+    require_finite(d.table, t.name);
+    require_representable(d.table, d.dtype, t.name);
+  }
   d.attention = s;
   d.batch = static_cast<int>(batch);
   d.heads = s.heads;
@@ -377,6 +413,36 @@ std::string attention_hint(const Dump& d) {
       return fmt::format("the output fits RoPE without its scaling rule ({} is ignored)",
                          scaling_name(s.rope_scaling.kind));
   }
+  if (s.pe == AttentionPE::t5) {
+    // The relative position read query minus key (positions mirrored), or the other direction mode.
+    Dump mirrored = d;
+    const std::size_t n = d.tokens() / static_cast<std::size_t>(d.batch);
+    for (std::size_t b = 0; b < static_cast<std::size_t>(d.batch); ++b) {
+      const auto first = mirrored.positions.begin() + static_cast<std::ptrdiff_t>(b * n);
+      const std::int64_t top = *std::max_element(first, first + static_cast<std::ptrdiff_t>(n));
+      std::for_each(first, first + static_cast<std::ptrdiff_t>(n), [top](std::int64_t& p) { p = top - p; });
+    }
+    if (fits(mirrored))
+      return "the output fits T5's bias read at query minus key, not key minus query: the relative position is "
+             "reversed";
+    if (fits(with([](AttentionSpec& a) { a.t5_bidirectional = !a.t5_bidirectional; })))
+      return fmt::format("the output fits T5's {} bucketing, not the stated {}",
+                         s.t5_bidirectional ? "causal (decoder)" : "bidirectional (encoder)",
+                         s.t5_bidirectional ? "bidirectional" : "causal");
+    // Distances on a bucket edge, where a log in fp32 (HF's) may take the other bucket.
+    std::set<std::int64_t> edges;
+    for (std::size_t b = 0; b < static_cast<std::size_t>(d.batch); ++b)
+      for (std::size_t i = 0; i < n; ++i)
+        for (std::size_t k = 0; k < n; ++k) {
+          const std::int64_t rel = d.positions[b * n + k] - d.positions[b * n + i];
+          if (ref::t5_bucket<double>(s.t5(), rel, tol::kT5TieWindow).alternative) edges.insert(rel);
+        }
+    if (!edges.empty())
+      return fmt::format(
+          "the relative positions {} lie on T5 bucket edges, where a log in fp32 (HF's) may take the neighbouring "
+          "bucket; pecheck takes the exact one (a dump whose distances stay off the edges is judged whole)",
+          fmt::join(edges, ", "));
+  }
   if (s.kv_count() != s.heads && fits(heads_round_robin(d)))
     return fmt::format(
         "the output fits query head h reading K/V head h % {} (round-robin), not h / {} (consecutive groups, "
@@ -393,6 +459,9 @@ std::string attention_text(const Dump& d) {
                : fmt::format(", scale 1/sqrt({}) (the default)", s.head_dim);
   if (s.pe == AttentionPE::rope) t += fmt::format(", RoPE inside: {}", s.rope().describe());
   if (s.pe == AttentionPE::alibi) t += fmt::format(", ALiBi inside (the standard slopes of {} heads)", s.heads);
+  if (s.pe == AttentionPE::t5)
+    t += fmt::format(", T5's bias inside ({} buckets, max_distance {}, {}; the table given)", s.t5_buckets,
+                     s.t5_max_distance, s.t5_bidirectional ? "bidirectional" : "causal");
   if (s.kv_count() != s.heads) t += fmt::format(", {} query heads over {} K/V heads", s.heads, s.kv_count());
   if (s.queries > 0) t += fmt::format(", the last {} tokens query", s.queries);
   if (d.batch > 1) t += fmt::format(", {} sequences", d.batch);

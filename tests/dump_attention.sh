@@ -2,7 +2,8 @@
 # Attention dumps (`"family": "attention"`, docs/dumps.md): pecheck golden's attention reads back
 # exact; outputs a kernel with a real bug would write fail, each with the hint that names it (a
 # scale applied twice, PyTorch's top-left causal mask in a decode step, grouped-query heads
-# mapped round-robin, a window one key too narrow, causal dropped); P rounded to bf16 before P.V
+# mapped round-robin, a window one key too narrow, causal dropped, T5's relative position reversed or
+# its direction misstated); P rounded to bf16 before P.V
 # meets rounded-p and not exact; malformed dumps are one line and exit 2.
 # Usage: PECHECK=build/pecheck dump_attention.sh
 set -euo pipefail
@@ -85,6 +86,19 @@ says ref_rope "exact contract met"
 edit "$tmp/ref_rope" "m['convention']['rope']['rope_theta']=10000"
 validate 1 rope_base ref_rope
 says rope_base "not even fp32-angles"
+# T5's bias inside (HF's position_bias handed to attention), the table given: read back exact; the
+# relative position reversed and the direction mode misstated each fail, named.
+golden ref_t5 bf16 causal=0,pe=t5,num_buckets=8,max_distance=20
+validate 0 ref_t5 ref_t5
+says ref_t5 "T5's bias inside (8 buckets, max_distance 20, bidirectional; the table given)"
+says ref_t5 "exact contract met"
+cp -r "$tmp/ref_t5" "$tmp/t5_reversed"
+"$py" -c "import numpy as np,sys; p=np.load(sys.argv[1]); np.save(sys.argv[1], p.max() - p)" "$tmp/t5_reversed/positions.npy"
+validate 1 t5_reversed t5_reversed
+says t5_reversed "fits T5's bias read at query minus key"
+cp -r "$tmp/ref_t5" "$tmp/t5_causal" && edit "$tmp/t5_causal" "m['convention']['t5']['bidirectional']=False"
+validate 1 t5_causal t5_causal
+says t5_causal "fits T5's bidirectional (encoder) bucketing, not the stated causal"
 # numpy's float64 recomputation, rounded once, is as good as the reference's.
 golden numpy f32 causal=1,kv_heads=2,queries=3
 rewrite numpy none
@@ -127,6 +141,12 @@ refused bad bad_key "m['convention']['softcap']=30" 'unknown key "softcap"'
 refused bad bad_window "m['convention']={'window':4}" 'a window needs "causal": true'
 refused bad bad_fa "m['convention']['window_size']=[4,2]" "is not a causal sliding window"
 refused bad bad_rope "m['convention']['pe']='rope'" 'pe "rope" needs "rope"'
+refused bad bad_t5 "m['convention']['pe']='t5'" 'pe "t5" needs "t5"'
+refused ref_t5 bad_t5_key "m['convention']['t5']['is_decoder']=True" 'unknown key "is_decoder"'
+cp -r "$tmp/ref_t5" "$tmp/bad_table" && "$py" -c "import numpy as np,sys; np.save(sys.argv[1], np.load(sys.argv[1])[:4])" \
+  "$tmp/bad_table/table.npy"
+validate 2 bad_table bad_table
+one_line bad_table "must be (num_buckets, heads) = (8, 4)"
 cp -r "$tmp/bad" "$tmp/bad_shape" && cp "$tmp/ref_full/out.npy" "$tmp/bad_shape/out.npy"
 validate 2 bad_shape bad_shape
 one_line bad_shape "out must have q's shape"

@@ -4,7 +4,8 @@ with enable_gqa, a stated scale, a long sequence past its CPU kernel's key block
 sdpa_attention_forward (a grouped-query decode step, which it packs; a sliding window given as a
 mask) and eager_attention_forward (softmax in fp32, P cast to the dtype before P.V). One more is
 PyTorch's documented pitfall: is_causal=True with fewer queries than keys aligns the mask
-top-left, so a chunk of queries against a cache sees the cache's first keys, not its own.
+top-left, so a chunk of queries against a cache sees the cache's first keys, not its own. And T5's
+relative bias (T5Attention.compute_bias) handed to SDPA as its float mask.
 
 Writes DIR/<name>/ per dump and DIR/expected.json: name -> what pecheck should read (verdict, the
 contract met, a phrase of the hint). Usage: python dump_attention.py DIR
@@ -34,13 +35,14 @@ def inputs(seed, heads, kv_heads, queries, keys, dim, dtype):
     return q, k, v
 
 
-def dump(out, name, encoder, dtype, q, k, v, o, convention, expected, want, axes="bhnd"):
-    """o in SDPA's layout (b, h, n, d) unless axes says otherwise (transformers' (b, n, h, d))."""
+def dump(out, name, encoder, dtype, q, k, v, o, convention, expected, want, axes="bhnd", extra=None):
+    """o in SDPA's layout (b, h, n, d) unless axes says otherwise (transformers' (b, n, h, d));
+    extra: more arrays (T5's table)."""
     keys = k.shape[2]
     write(out, name, {"encoder": encoder, "family": "attention", "dtype": dtype, "axes": "bhnd",
                       "convention": convention},
           {"q": q, "k": k, "v": v, "out": o if axes == "bhnd" else o.transpose(1, 2),
-           "positions": np.arange(keys, dtype=np.int64)})
+           "positions": np.arange(keys, dtype=np.int64), **(extra or {})})
     expected[name] = want
 
 
@@ -95,11 +97,36 @@ def hf(out, expected):
                  q, k, v, o, {"causal": True}, expected, {"verdict": "pass"}, axes="bnhd")
 
 
+def hf_t5(out, expected):
+    """T5's relative bias inside attention: T5Attention's compute_bias (its relative_attention_bias
+    table, 32 buckets, max_distance 128, bidirectional as in the encoder) handed to SDPA as the
+    float mask, scale 1 (T5 scales nothing). 16 tokens: their distances stay below 16, the first
+    bucket edge at these settings, where a log in fp32 may take either bucket."""
+    from transformers import T5Config
+    from transformers.models.t5.modeling_t5 import T5Attention
+    config = T5Config(d_model=256, d_kv=64, num_heads=4, relative_attention_num_buckets=32,
+                      relative_attention_max_distance=128)
+    layer = T5Attention(config, has_relative_attention_bias=True)
+    t5 = {"num_buckets": 32, "max_distance": 128, "bidirectional": True}
+    with torch.no_grad():
+        weight = torch.randn(32, 4, generator=torch.Generator().manual_seed(9))
+        for dtype in ("f32", "bf16"):
+            table = weight.to(DTYPES[dtype])
+            layer.relative_attention_bias.weight.copy_(table.float())  # the table's values in the dtype
+            bias = layer.compute_bias(16, 16).to(DTYPES[dtype])  # (1, heads, 16, 16)
+            q, k, v = inputs(10, 4, 4, 16, 16, 64, dtype)
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=1.0)
+            dump(out, f"hf-t5-bias-sdpa-{dtype}", f"transformers {transformers.__version__} T5Attention.compute_bias "
+                 f"+ scaled_dot_product_attention", dtype, q, k, v, o, {"scale": 1.0, "pe": "t5", "t5": t5},
+                 expected, {"verdict": "pass"}, extra={"table": table})
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     expected = {}
     torch_sdpa(out, expected)
     hf(out, expected)
+    hf_t5(out, expected)
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "dumps": expected}, f,
                   indent=2)
