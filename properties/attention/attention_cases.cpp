@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <unordered_map>
 
 #include "harness/rope_measure.hpp"
 #include "reference/alibi.hpp"
@@ -373,6 +374,13 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const double angle64 = max_pos * (std::fabs(std::log(s.pe_base)) + 3) + 2;
   tol::AttentionMagnitudes b64 = b;
   const auto slopes = ref::alibi_slopes<double>(s.heads);
+  // T5's bucket depends on p_j - p_i alone: taken once per distance, not once per head and pair.
+  std::unordered_map<std::int64_t, std::size_t> t5_bucket_of;
+  const auto t5_bucket = [&](std::int64_t rel) {
+    const auto [at, fresh] = t5_bucket_of.try_emplace(rel);
+    if (fresh) at->second = static_cast<std::size_t>(ref::t5_bucket<double>(s.t5(), rel, 0.0).bucket);
+    return at->second;
+  };
   // Query row r is token i = off + r (its position, its mask, its biases).
   for (std::size_t h = 0; h < H; ++h)
     for (std::size_t i = off; i < n; ++i)
@@ -407,8 +415,8 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
               std::max(b.max_bias,
                        std::fabs(*ref::alibi_bias<double>(s.alibi(), slopes[h], i, j, c.positions[i], c.positions[j])));
         if (s.pe == AttentionPE::t5) {
-          const auto bucket = ref::t5_bucket<double>(s.t5(), c.positions[j] - c.positions[i], 0.0).bucket;
-          b.max_bias = std::max(b.max_bias, std::fabs(double{x.table[static_cast<std::size_t>(bucket) * H + h]}));
+          const std::size_t bucket = t5_bucket(c.positions[j] - c.positions[i]);
+          b.max_bias = std::max(b.max_bias, std::fabs(double{x.table[bucket * H + h]}));
         }
       }
   double max_v = 0;
