@@ -16,6 +16,7 @@
 #include "impl/rope_frequencies.hpp"
 #include "interface/encoder.hpp"
 #include "mutants/forwarding_encoder.hpp"
+#include "mutants/hand_written_softmax.hpp"
 #include "properties/registry.hpp"
 
 namespace pecheck {
@@ -101,6 +102,20 @@ class AmplifiedSinusoid final : public Offering<SinusoidalTable> {
   double k_;
 };
 
+/// FlashAttention-2's loop (tiles of 16 keys) with P's rounding to the dtype, where it meets V,
+/// amplified k times: the rounded-P contract's own model. Cases outside plain attention (a PE,
+/// grouped heads, a window) go to the correct kernel, so a law comparing such a case with plain
+/// attention compares the correct kernel with this one.
+struct AmplifiedP final : mutants::TiledOnlineSoftmax {
+  explicit AmplifiedP(double k) : TiledOnlineSoftmax("rounded-p amplified", 16), k_(k) {}
+  float p_at_v(float w, DType dt) const override {
+    return static_cast<float>(amplified_rounding(static_cast<double>(w), dt, k_));
+  }
+
+ private:
+  double k_;
+};
+
 struct Row {
   const char* law;
   Contract contract;
@@ -115,14 +130,16 @@ PropertyResult judge(const Row& row, double k) {
   const std::string law = row.law;
   const bool scaled_only = law == "rope.linear_scaling" || law == "rope.ntk_base";
   std::unique_ptr<Encoder> enc;
-  if (law.starts_with("sinusoidal."))
+  if (law.starts_with("attention."))
+    enc = std::make_unique<AmplifiedP>(k);
+  else if (law.starts_with("sinusoidal."))
     enc = std::make_unique<AmplifiedSinusoid>(row.contract, k);
   else
     enc = std::make_unique<AmplifiedRope>(row.contract, k, scaled_only);
   return registered_property(law).run(*enc, row.dt, params);
 }
 
-constexpr Contract F = Contract::fp32_angles, T = Contract::dtype_trig;
+constexpr Contract F = Contract::fp32_angles, T = Contract::dtype_trig, P = Contract::rounded_p;
 constexpr DType f32 = DType::f32, bf16 = DType::bf16, f16 = DType::f16;
 
 // Measured at seed 5, 100 cases (docs/error-model.md "Sharpness under a contract" quotes it).
@@ -193,6 +210,18 @@ constexpr Row kRows[] = {
     {"sinusoidal.injectivity", T, bf16, 16},
     {"sinusoidal.injectivity", T, f16, 16},
     {"sinusoidal.injectivity", T, f32, 32},
+    // Attention under rounded-P, in the dtypes where P's rounding is one (in f32 P is fp32 already).
+    // Laws comparing two calls that form the same P (translation, permutation of queries or keys,
+    // causal future independence, decode against prefill) see the amplified rounding alike in both
+    // and pass at every k: no error that is a function of the call's scores alone can fail them.
+    {"attention.tile_edges", P, bf16, 8},
+    {"attention.tile_edges", P, f16, 8},
+    {"attention.convex_combination", P, bf16, 8},
+    {"attention.convex_combination", P, f16, 8},
+    {"attention.gqa_repeat_equivalence", P, bf16, 16},
+    {"attention.gqa_repeat_equivalence", P, f16, 16},
+    {"attention.window_limits", P, bf16, 32},
+    {"attention.window_limits", P, f16, 16},
     // Agreement itself under the same model, for comparison: not relational, the contract's own check.
     {"rope.agrees_with_reference", F, f32, 4},
     {"rope.agrees_with_reference", F, bf16, 8},
@@ -206,6 +235,8 @@ constexpr Row kRows[] = {
     {"sinusoidal.agrees_with_reference", T, f32, 8},
     {"sinusoidal.agrees_with_reference", T, bf16, 4},
     {"sinusoidal.agrees_with_reference", T, f16, 4},
+    {"attention.agrees_with_reference", P, bf16, 8},
+    {"attention.agrees_with_reference", P, f16, 16},
 };
 
 std::string label(const Row& row) {
