@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <limits>
 
 #include "harness/tolerance.hpp"
 
@@ -21,16 +22,14 @@ rc::Gen<std::int64_t> top_position(std::int64_t top = tol::kMaxPosition) {
 }
 
 thread_local std::int64_t g_position_ceiling = tol::kMaxPosition;
-thread_local bool g_flush_subnormals = false;
 
 /// x, or a zero of its sign where a flush-to-zero platform would read one.
-float flushed(float x) { return g_flush_subnormals && std::fabs(x) < FLT_MIN ? std::copysign(0.0f, x) : x; }
+float flushed(float x) { return detail::flush_subnormals && std::fabs(x) < FLT_MIN ? std::copysign(0.0f, x) : x; }
 
 }  // namespace
 
-FlushSubnormals::FlushSubnormals() : saved_(g_flush_subnormals) { g_flush_subnormals = true; }
-FlushSubnormals::~FlushSubnormals() { g_flush_subnormals = saved_; }
-bool flushing_subnormals() { return g_flush_subnormals; }
+FlushSubnormals::FlushSubnormals() : saved_(detail::flush_subnormals) { detail::flush_subnormals = true; }
+FlushSubnormals::~FlushSubnormals() { detail::flush_subnormals = saved_; }
 
 PositionCeiling::PositionCeiling(std::int64_t max) : saved_(g_position_ceiling) {
   g_position_ceiling = std::clamp<std::int64_t>(max, 0, tol::kMaxPosition);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/flush_to_zero.hpp"
 #include "spec/conventions.hpp"
 #include "spec/dtype.hpp"
 
@@ -53,10 +54,6 @@ class FlushSubnormals {
  private:
   bool saved_;
 };
-/// Whether a FlushSubnormals lives on this thread.
-bool flushing_subnormals();
-
-/// A position p with p + headroom still below 2^24.
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
 /// A shift t != 0 that keeps every one of `shifted` within [0, 2^24 - 1] after adding it: the
 /// drawn t clamped to [1, room above the largest]; where there is no room, -t clamped to [1, the

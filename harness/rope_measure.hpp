@@ -14,6 +14,7 @@
 #include <span>
 #include <vector>
 
+#include "harness/flush_to_zero.hpp"
 #include "harness/tolerance.hpp"
 #include "reference/rope.hpp"
 #include "spec/conventions.hpp"
@@ -72,7 +73,7 @@ class ContractBounds {
 struct PairError {
   std::size_t token, head;
   int pair, i, j;    ///< the pair and its two dims
-  double error_u;    ///< |y_p - exact_p| / (u max(gain |x_p|, min_normal)); NaN counts as +inf
+  double error_u;    ///< (|y_p - exact_p| - flushed_pair_slack)+ / (u max(gain |x_p|, min_normal)); NaN: +inf
   double abs_error;  ///< |y_p - exact_p|
 };
 
@@ -94,15 +95,16 @@ void rope_errors(const RopeSpec& s, int heads, DType dt, const X& x, std::span<c
                  std::span<const double> exact, double gain, OnPair on_pair, OnChanged on_changed) {
   const std::size_t hd = static_cast<std::size_t>(s.head_dim), rot = static_cast<std::size_t>(s.rotary_dim);
   const std::size_t hs = static_cast<std::size_t>(heads);
-  const double u = unit_roundoff(dt);
+  const double u = unit_roundoff(dt), flushed = gen::flushed_pair_slack();
   for (std::size_t base = 0; base + hd <= x.size(); base += hd) {
     const std::size_t token = base / hd / hs, head = base / hd % hs;
     for (int p = 0; p < s.rotary_dim / 2; ++p) {
       const auto [i, j] = ref::rope_pair(s, p);
       const std::size_t a = base + static_cast<std::size_t>(i), b = base + static_cast<std::size_t>(j);
       const double diff = std::hypot(y[a] - exact[a], y[b] - exact[b]);
-      double err = diff / (u * std::max(gain * std::hypot(static_cast<double>(x[a]), static_cast<double>(x[b])),
-                                        min_normal(dt)));
+      double err =
+          std::max(diff - flushed, 0.0) /
+          (u * std::max(gain * std::hypot(static_cast<double>(x[a]), static_cast<double>(x[b])), min_normal(dt)));
       if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
       on_pair(PairError{token, head, p, i, j, err, diff});
     }

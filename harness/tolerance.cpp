@@ -58,11 +58,16 @@ double rope_pair_dtype_trig(DType t) {
   return 1 + 2 * std::sqrt(2.0) + 2 * unit_roundoff(DType::f32) / unit_roundoff(t);
 }
 
+double fp32_angle_error(double turned, double exponent) {
+  // A relative error r on the exponent e moves b^(-e) by |e ln b| r: the exponent 2p/d is one
+  // division, or two roundings where a compiler multiplies by 1/d (XLA does); exp(e ln b) adds ln b's
+  // and the product's roundings (XLA's pow, fairseq's exp(-i ln(b)/(h-1))). Each is u32 relative.
+  return turned * (4 * exponent + 5);
+}
+
 double rope_pair_fp32_angles(DType t, double turned, double exponent) {
-  // The frequency in fp32: exponent rounding (exponent u32), pow, reciprocal, a scaling rule's
-  // division or blend (4 u32); the product with the position (u32): the angle within
-  // turned (exponent + 5) u32, which moves the pair by that times |x_p|.
-  return rope_pair_dtype_trig(t) + turned * (exponent + 5) * unit_roundoff(DType::f32) / unit_roundoff(t);
+  // The angle within fp32_angle_error u32 radians moves the pair by that times |x_p|.
+  return rope_pair_dtype_trig(t) + fp32_angle_error(turned, exponent) * unit_roundoff(DType::f32) / unit_roundoff(t);
 }
 
 double rope_pair_contract(Contract c, DType t, double turned, double exponent) {
@@ -87,15 +92,16 @@ std::int64_t rope_law_ceiling(Contract c, DType t) {
 
 std::int64_t attention_rope_ceiling(Contract c) {
   if (c != Contract::fp32_angles) return 0;
-  // rope.pair.fp32_angles' angle term at the fastest pair (frequency 1, exponent 0): pos 5 u32.
+  // rope.pair.fp32_angles' angle term at the fastest pair (frequency 1, exponent 0).
   std::int64_t p = kMaxPosition + 1;
-  while (p > 1 && static_cast<double>(p) * 5 * unit_roundoff(DType::f32) > kAttentionAngleMargin) p /= 2;
+  while (p > 1 && fp32_angle_error(static_cast<double>(p), 0) * unit_roundoff(DType::f32) > kAttentionAngleMargin)
+    p /= 2;
   return p;
 }
 
 double sinusoidal_entry_contract(Contract c, DType t, double angle, double exponent) {
   // dtype_trig: sin/cos from fp32 (2 u32 absolute, entries within [-1, 1]) on top of E; fp32 angles:
-  // the angle within angle (exponent + 5) u32 radians (as rope.pair.fp32_angles), |sin'| <= 1.
+  // the angle within fp32_angle_error u32 radians (as rope.pair.fp32_angles), |sin'| <= 1.
   const double u32 = unit_roundoff(DType::f32) / unit_roundoff(t);
   switch (c) {
     case Contract::exact:
@@ -104,7 +110,7 @@ double sinusoidal_entry_contract(Contract c, DType t, double angle, double expon
     case Contract::dtype_trig:
       return sinusoidal_entry(t) + 2 * u32;
     case Contract::fp32_angles:
-      return sinusoidal_entry(t) + 2 * u32 + angle * (exponent + 5) * u32;
+      return sinusoidal_entry(t) + 2 * u32 + fp32_angle_error(angle, exponent) * u32;
   }
   return sinusoidal_entry(t);
 }
@@ -193,7 +199,7 @@ const std::vector<Entry>& table() {
       {"sinusoidal.entry.dtype_trig", "as sinusoidal.entry (the dtype-trig contract)", "E + 2 u32/u",
        "sin and cos from fp32 (2 u32 absolute), then as sinusoidal.entry"},
       {"sinusoidal.entry.fp32_angles", "as sinusoidal.entry (the fp32-angles contract)",
-       "dtype_trig + |pos w_i| (|2i/w ln b| + 5) u32/u",
+       "dtype_trig + |pos w_i| (4 |2i/w ln b| + 5) u32/u",
        "frequency and angle formed in fp32 as rope.pair.fp32_angles, |d sin/d angle| <= 1"},
       {"sinusoidal.shift", "|w(p+k) w*(p) - w(q+k) w*(q)| / u", "4 sqrt(2) E + 4 E^2 u",
        "four unit complex numbers, each within sqrt(2) E u"},
@@ -208,7 +214,7 @@ const std::vector<Entry>& table() {
       {"rope.pair.dtype_trig", "as rope.pair (the dtype-trig contract)", "1 + 2 sqrt(2) + 2 u32/u",
        "cos/sin from fp32 rounded to the dtype, two products and a sum rounded in it"},
       {"rope.pair.fp32_angles", "as rope.pair (the fp32-angles contract)",
-       "dtype_trig + |pos w_p| (|2p/d ln b| + 5) u32/u",
+       "dtype_trig + |pos w_p| (4 |2p/d ln b| + 5) u32/u",
        "frequency formed in fp32 (exponent rounding, pow, reciprocal, scaling), fp32 product with the position"},
       {"rope.relative", "|<R_m q, R_n k> - <R_m+t q, R_n+t k>| / (u |q||k|)", "4 E + 2 E^2 u + 2 d u64/u",
        "each score within (2E + E^2 u) u |q||k|; scores summed in double"},

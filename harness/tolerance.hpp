@@ -40,9 +40,13 @@ enum class Contract { exact, dtype_trig, fp32_angles, rounded_p };
 std::string_view contract_name(Contract);  ///< "exact", "dtype-trig", "fp32-angles", "rounded-p"
 /// cos and sin stored in the dtype and the rotation computed in it (HF's bf16/f16 caches).
 double rope_pair_dtype_trig(DType);
+/// The fp32-angles contract's angle error, in u32 radians: the frequency base^(-2p/d) formed in
+/// fp32 (its exponent from up to two roundings, the power from up to two more of the same size, as
+/// exp(e ln b) is: 4 `exponent` u32; pow's or exp's own, a reciprocal, a scaling rule: 4 u32), then
+/// the product with the position (u32). `turned` = |pos w_p| in radians, `exponent` = |(2p/d) ln b|.
+double fp32_angle_error(double turned, double exponent);
 /// Frequencies formed, multiplied by the position and turned into cos/sin in fp32, then as
-/// dtype_trig. `turned` = |pos w_p| in radians, `exponent` = |(2p/d) ln(base)| (the fp32 exponent's
-/// rounding moves base^(-2p/d) by that many u32, relative). Grows with the position.
+/// dtype_trig: dtype_trig + fp32_angle_error u32/u. Grows with the position.
 double rope_pair_fp32_angles(DType, double turned, double exponent);
 /// The bound of `c` for a pair at those values (exact and dtype_trig ignore them).
 double rope_pair_contract(Contract c, DType, double turned, double exponent);

@@ -164,11 +164,11 @@ constexpr Row kRows[] = {
     {"rope.composition", T, f16, 8},
     {"rope.linear_scaling", F, f32, 8},
     {"rope.linear_scaling", F, bf16, 16},
-    {"rope.linear_scaling", F, f16, 8},
+    {"rope.linear_scaling", F, f16, 16},
     {"rope.linear_scaling", T, f32, 32},
     {"rope.linear_scaling", T, bf16, 16},
     {"rope.linear_scaling", T, f16, 16},
-    {"rope.ntk_base", F, f32, 8},
+    {"rope.ntk_base", F, f32, 16},
     {"rope.ntk_base", F, bf16, 16},
     {"rope.ntk_base", F, f16, 16},
     {"rope.ntk_base", T, f32, 32},
@@ -229,7 +229,7 @@ constexpr Row kRows[] = {
     {"rope.agrees_with_reference", T, f32, 8},
     {"rope.agrees_with_reference", T, bf16, 8},
     {"rope.agrees_with_reference", T, f16, 8},
-    {"sinusoidal.agrees_with_reference", F, f32, 4},
+    {"sinusoidal.agrees_with_reference", F, f32, 8},
     {"sinusoidal.agrees_with_reference", F, bf16, 4},
     {"sinusoidal.agrees_with_reference", F, f16, 4},
     {"sinusoidal.agrees_with_reference", T, f32, 8},
@@ -263,6 +263,16 @@ TEST(ContractSharpness, EachLawFailsTheModelJustPastItsBound) {
         << label(row) << " at k = " << row.just_past / 2 << ": " << within.message;
     std::printf("%-52s K = %-4g %.4g u against %.4g u\n", label(row).c_str(), row.just_past, past.max_error_u,
                 past.bound_u);
+  }
+}
+
+// The table's K measured afresh, for when a bound changes: build/tests/contract_sharpness_test
+// --gtest_also_run_disabled_tests --gtest_filter='*Measure*' prints each row's smallest failing k.
+TEST(ContractSharpness, DISABLED_MeasureTheTable) {
+  for (const Row& row : kRows) {
+    double k = 1;
+    while (k < 4096 && judge(row, k).verdict == Verdict::pass) k *= 2;
+    std::printf("%-52s K = %g (table: %g)\n", label(row).c_str(), k, row.just_past);
   }
 }
 

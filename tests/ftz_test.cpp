@@ -1,7 +1,8 @@
 // Flush-to-zero as a stated platform convention (RunParams::ftz, gen::FlushSubnormals): the data
 // drawn under it holds no value below FLT_MIN and is otherwise unchanged; a RoPE that flushes
 // subnormals fails where one meets it when the run does not state it, and passes every law when
-// it does; a wrong encoder still fails under it.
+// it does (a result below FLT_MIN of normal inputs flushed too, as XLA does); a wrong encoder still
+// fails under it.
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -9,6 +10,7 @@
 
 #include "harness/generators.hpp"
 #include "harness/property.hpp"
+#include "harness/rope_measure.hpp"
 #include "mutants/mutants.hpp"
 #include "properties/registry.hpp"
 #include "tests/test_seed.hpp"
@@ -76,6 +78,32 @@ TEST_P(FlushingRope, AWrongEncoderStillFailsStated) {
   stated.ftz = true;
   const auto wrong = mutant("mutant-rope-base-1000");
   EXPECT_EQ(property("rope.agrees_with_reference").run(*wrong, GetParam(), stated).verdict, Verdict::fail);
+}
+
+TEST(FlushSubnormals, AFlushedResultOfNormalInputsIsJudgedAsTheZeroItIs) {
+  // keras_hub's RotaryEmbedding on XLA (bf16, pair 25 at position 20): |x_p| just above FLT_MIN,
+  // the exact pair (-1.17536e-38, -1.76e-40), both components below FLT_MIN; XLA returned
+  // (-FLT_MIN, -0). Unstated that is 3.84 u, past every contract in bf16; stated, nothing.
+  const RopeSpec s{.head_dim = 2, .rotary_dim = 2};
+  const std::vector<float> x = {-FLT_MIN, 0.0f};
+  const std::vector<double> exact = {-1.17536215e-38, -1.76292672e-40}, got = {-FLT_MIN, -0.0};
+  const auto error_u = [&] {
+    double e = -1;
+    measure::rope_errors(
+        s, 1, DType::bf16, x, got, exact, 1.0, [&](const measure::PairError& p) { e = p.error_u; },
+        [](const measure::ChangedPassThrough&) {});
+    return e;
+  };
+  EXPECT_NEAR(error_u(), 3.84, 0.01);
+  gen::FlushSubnormals stated;
+  EXPECT_EQ(error_u(), 0.0);
+  // And no more than flushing explains: the same pair off by 5 FLT_MIN still counts, less the slack.
+  const std::vector<double> far = {-FLT_MIN, -5 * static_cast<double>(FLT_MIN)};
+  double e = -1;
+  measure::rope_errors(
+      s, 1, DType::bf16, x, far, exact, 1.0, [&](const measure::PairError& p) { e = p.error_u; },
+      [](const measure::ChangedPassThrough&) {});
+  EXPECT_GT(e, 40);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, FlushingRope, ::testing::Values(DType::f32, DType::bf16),
