@@ -9,13 +9,15 @@ function's signature per operation, the conventions and the isolation are in doc
 """
 
 import collections.abc
+import contextlib
 import fnmatch
 import inspect
 import json
 import math
 import os
 import sys
-from typing import Any, Callable, Iterable, Literal, Mapping, Optional, Union
+import tempfile
+from typing import Any, Callable, Iterable, Iterator, Literal, Mapping, Optional, Union
 
 from ._contracts import (ATTENTION_CONTRACTS, CONTRACTS, POSITION_CONTRACTS, ContractMiss, ContractVerdict, contracts_of,
                          verdict_of)
@@ -219,9 +221,10 @@ def check(
     global _checking
     _checking = True
     try:
-        raw = _core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed), properties,
-                        bool(isolate), float(timeout), int(max_position or 0), contract or "", form_names,
-                        ftz, int(batch or 0))
+        with _jax_compilations_shared(framework == "jax"):
+            raw = _core.run(invoker, name, full_op, mode, convention_json, list(dtypes), int(cases), int(seed),
+                            properties, bool(isolate), float(timeout), int(max_position or 0), contract or "",
+                            form_names, ftz, int(batch or 0))
     finally:
         _checking = False
 
@@ -282,6 +285,34 @@ def _jax_ready(in_place, isolate):
         raise ValueError("isolate: JAX has already computed in this process, and a forked child of it deadlocks "
                          "(XLA's threads do not survive fork()): call check before JAX runs here, or pass "
                          "isolate=False")
+
+
+@contextlib.contextmanager
+def _jax_compilations_shared(jax_used: bool) -> Iterator[None]:
+    """framework="jax": the forked children share one XLA compilation cache, a directory of this
+    check's, so a shape compiled in one property's child is read back in the next instead of
+    compiled again (an eager Keras layer compiles each op for each new shape: 0.65 s a shape,
+    measured). Left alone where the caller set a cache directory of their own."""
+    if not jax_used:
+        yield
+        return
+    import jax
+
+    if getattr(jax.config, "jax_compilation_cache_dir") is not None:
+        yield
+        return
+    keys = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs",
+            "jax_persistent_cache_min_entry_size_bytes")
+    before = {k: getattr(jax.config, k) for k in keys}
+    with tempfile.TemporaryDirectory(prefix="pecheck-xla-") as cache:
+        jax.config.update("jax_compilation_cache_dir", cache)
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)  # every compilation, eager ops too
+        jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+        try:
+            yield
+        finally:
+            for k, v in before.items():
+                jax.config.update(k, v)
 
 
 def _jax_backend_started():

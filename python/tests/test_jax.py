@@ -4,6 +4,7 @@ forked child that starts its own XLA backend. A `dtype` parameter is told the ca
 framework. JAX never runs in this pytest process itself: a child forked from a process whose
 backend runs deadlocks, and check() refuses to fork one (asked of a subprocess below)."""
 import functools
+import os
 import re
 import subprocess
 import sys
@@ -245,3 +246,31 @@ def test_a_process_running_jax_is_refused_isolation_and_checks_in_process():
     assert lines[1] == "in process: fail", out.stdout  # it ran, and the identity is caught
     assert lines[2] == ("int32: positions reaches 2147483648, past int32, which JAX's integers are with "
                         "jax_enable_x64 off (turn it on)"), out.stdout
+
+
+def test_the_children_share_one_compilation_cache_and_the_callers_is_left_alone(tmp_path):
+    # Each child records the cache directory it compiles into; an eager layer's ops compiled in one
+    # property's child are then read back in the next (docs/python.md, "One compilation cache").
+    seen = tmp_path / "seen"
+
+    def rope(x, positions):
+        with open(seen, "a") as f:
+            f.write(f"{jax.config.jax_compilation_cache_dir} {jax.config.jax_persistent_cache_min_compile_time_secs}\n")
+        return jax_rope(x, positions)
+
+    report = pecheck.check(rope, "rope", HF, framework="jax", dtypes="f16", cases=5, properties="rope.[ar]*")
+    assert report.ok, report.summary()
+    dirs = {line.split()[0] for line in seen.read_text().splitlines()}
+    assert len(dirs) == 1 and os.path.basename(dirs.pop()).startswith("pecheck-xla-"), seen.read_text()
+    assert {line.split()[1] for line in seen.read_text().splitlines()} == {"0.0"}
+    assert jax.config.jax_compilation_cache_dir is None  # restored, and the directory removed
+    assert not pecheck._jax_backend_started()
+
+    seen.unlink()
+    mine = str(tmp_path / "mine")
+    jax.config.update("jax_compilation_cache_dir", mine)
+    try:
+        pecheck.check(rope, "rope", HF, framework="jax", dtypes="f16", cases=5, properties="rope.relative")
+    finally:
+        jax.config.update("jax_compilation_cache_dir", None)
+    assert {line.split()[0] for line in seen.read_text().splitlines()} == {mine}
