@@ -18,6 +18,7 @@
 #include "dumpcheck/rope_manifest.hpp"
 #include "dumpcheck/shaw_dump.hpp"
 #include "dumpcheck/t5_dump.hpp"
+#include "harness/flush_to_zero.hpp"
 #include "tensorfiles/array.hpp"
 
 namespace pecheck::cli {
@@ -113,6 +114,7 @@ nlohmann::json octaves_json(const Measurement& m) {
 }  // namespace
 
 Checked check_dump(Dump d, tol::Contract contract) {
+  const gen::FlushSubnormals flush(d.ftz);  // a stated flush-to-zero platform: its flushed results too
   Checked c;
   if (d.kind == Kind::rope) {
     try {

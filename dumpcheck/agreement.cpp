@@ -129,7 +129,9 @@ Measurement rope_norms(const Dump& d, const RopeSpec& s, tol::Contract judged) {
       const auto [ia, ib] = ref::rope_pair(s, p);
       const std::size_t a = base + static_cast<std::size_t>(ia), b = base + static_cast<std::size_t>(ib);
       const double nx = pair_norm(d.x[a], d.x[b]), ny = pair_norm(d.y[a], d.y[b]);
-      rec.offer(d.positions[t], std::fabs(ny - g * nx) / (u * g * std::max(nx, min_normal(d.dtype))),
+      rec.offer(d.positions[t],
+                std::max(std::fabs(ny - g * nx) - gen::flushed_pair_slack(), 0.0) /
+                    (u * g * std::max(nx, min_normal(d.dtype))),
                 std::fabs(ny - g * nx), [&, ia = ia, ib = ib] {
                   return fmt::format("position {} (token {}), dims ({},{}): |x| = {:.9g}, |y| = {:.9g}{}",
                                      d.positions[t], t, ia, ib, nx, ny,

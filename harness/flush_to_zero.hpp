@@ -1,7 +1,8 @@
-// A stated flush-to-zero platform (XLA on the CPU, CUDA or Triton built with fast math), as the
-// thread that runs a property sees it: gen::FlushSubnormals (harness/generators.hpp) sets it while
-// a property draws and judges its cases. Header-only, so that the measures every kernel test
-// shares (harness/rope_measure.hpp) read it without linking the harness.
+// A platform that flushes subnormals to zero (XLA on the CPU, CUDA or Triton built with fast
+// math), stated: gen::FlushSubnormals opens the statement for this thread, which the runner does
+// while a property draws and judges its cases and the dump check while it judges a dump. Header-only,
+// so that the measures every kernel test shares (harness/rope_measure.hpp) read it without linking
+// the harness.
 #pragma once
 
 #include <cmath>
@@ -12,6 +13,23 @@ namespace pecheck::gen {
 namespace detail {
 inline thread_local bool flush_subnormals = false;
 }  // namespace detail
+
+/// A platform that flushes subnormals to zero (XLA on CPU, CUDA and Triton kernels built with
+/// fast math), stated as a convention for this thread while it lives (where `stated`): the data
+/// drawn (harness/generators.hpp) and the pairs judged (flushed_pair_slack) read it. A dump's
+/// stated "ftz" opens one around its judging (cli/dump_report.cpp).
+class FlushSubnormals {
+ public:
+  explicit FlushSubnormals(bool stated = true) : saved_(detail::flush_subnormals) {
+    detail::flush_subnormals = saved_ || stated;
+  }
+  ~FlushSubnormals() { detail::flush_subnormals = saved_; }
+  FlushSubnormals(const FlushSubnormals&) = delete;
+  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
+
+ private:
+  bool saved_;
+};
 
 /// Whether a FlushSubnormals lives on this thread.
 inline bool flushing_subnormals() { return detail::flush_subnormals; }

@@ -28,9 +28,6 @@ float flushed(float x) { return detail::flush_subnormals && std::fabs(x) < FLT_M
 
 }  // namespace
 
-FlushSubnormals::FlushSubnormals() : saved_(detail::flush_subnormals) { detail::flush_subnormals = true; }
-FlushSubnormals::~FlushSubnormals() { detail::flush_subnormals = saved_; }
-
 PositionCeiling::PositionCeiling(std::int64_t max) : saved_(g_position_ceiling) {
   g_position_ceiling = std::clamp<std::int64_t>(max, 0, tol::kMaxPosition);
 }

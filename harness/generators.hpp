@@ -39,21 +39,10 @@ class PositionCeiling {
   std::int64_t saved_;
 };
 
-/// A platform that flushes subnormals to zero (XLA on CPU, CUDA and Triton kernels built with
-/// fast math) stated as a convention: while a FlushSubnormals lives on this thread, values() and
+/// While a FlushSubnormals (harness/flush_to_zero.hpp) lives on this thread, values() and
 /// edge_values() draw no value below fp32's least normal (FLT_MIN): each becomes a zero of its
 /// sign, as such a platform reads it. Above FLT_MIN nothing changes, so f16's subnormals (normal
 /// in the fp32 such a platform computes in) are still drawn, and every law is judged as before.
-class FlushSubnormals {
- public:
-  FlushSubnormals();
-  ~FlushSubnormals();
-  FlushSubnormals(const FlushSubnormals&) = delete;
-  FlushSubnormals& operator=(const FlushSubnormals&) = delete;
-
- private:
-  bool saved_;
-};
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
 /// A shift t != 0 that keeps every one of `shifted` within [0, 2^24 - 1] after adding it: the
 /// drawn t clamped to [1, room above the largest]; where there is no room, -t clamped to [1, the

@@ -71,6 +71,23 @@ expect 0 ftzstated -- "$PECHECK" validate --dump "$tmp/z" --quiet --json "$tmp/f
 grep -qF "flushes subnormals to zero (stated)" "$tmp/ftzstated.out" || { cat "$tmp/ftzstated.out"; fail "ftz not said"; }
 grep -q '"ftz": true' "$tmp/ftz.json" || fail "ftz not in the JSON"
 
+# 2c. Such a platform flushes results too: a head of one normal value, FLT_MIN, turned at a
+# position past 0, has both components below FLT_MIN, and XLA returns zeros. Unstated that is 1/u;
+# stated, flushing explains it (gen::flushed_pair_slack).
+rm -rf "$tmp/zr"; cp -r "$tmp/g1" "$tmp/zr"
+"$py" -c "
+import numpy as np, sys
+d = sys.argv[1]
+x, y, p = np.load(d + '/x.npy'), np.load(d + '/y.npy'), np.load(d + '/positions.npy')
+t = int(np.flatnonzero(p.reshape(-1) != 0)[0])
+x[t, 0, :] = 0.0
+x[t, 0, 0] = np.finfo(np.float32).tiny
+y[t, 0, :] = 0.0
+np.save(d + '/x.npy', x); np.save(d + '/y.npy', y)" "$tmp/zr"
+expect 1 ftzresultunstated -- "$PECHECK" validate --dump "$tmp/zr" --quiet
+edit "$tmp/zr" "m['ftz']=True"
+expect 0 ftzresultstated -- "$PECHECK" validate --dump "$tmp/zr" --quiet
+
 # 3. Malformed dumps: one line, exit 2, nothing written.
 mk() { rm -rf "$tmp/m"; cp -r "$tmp/g1" "$tmp/m"; }
 malformed() {  # malformed NAME TEXT
