@@ -85,9 +85,11 @@ class AmplifiedSinusoid final : public Offering<SinusoidalTable> {
   void run(const SinusoidalTable& c) override {
     const SinusoidalSpec& s = c.spec;
     const int half = s.d_model / 2;
+    std::vector<angles::Frequency> freq;  // half of them: fairseq's width is d_model - 2
+    for (int i = 0; i < half; ++i) freq.push_back(angles::frequency(i, s.frequency_width(), s.base));
     for (std::size_t r = 0; r < c.positions.size(); ++r)
       for (int i = 0; i < half; ++i) {
-        const angles::Frequency f = angles::frequency(i, s.frequency_width(), s.base);
+        const angles::Frequency f = freq[static_cast<std::size_t>(i)];
         const long double a = model_angle(contract_, c.positions[r], static_cast<long double>(f.hi) + f.lo, k_);
         const bool pad = s.is_padding(c.positions[r]);
         const std::size_t row = r * static_cast<std::size_t>(s.d_model);
@@ -153,6 +155,7 @@ struct Row {
 
 PropertyResult judge(const Row& row, double k) {
   const std::string law = row.law;
+  // The ceilings the ladder draws below: RoPE's relational laws' (2^19), attention's RoPE's (2048).
   RunParams params{.seed = 5, .cases = 100};
   params.contract = row.contract;
   params.max_position = tol::rope_law_ceiling(row.contract, row.dt);
