@@ -16,7 +16,8 @@ inline thread_local bool flush_subnormals = false;
 
 /// A platform that flushes subnormals to zero (XLA on CPU, CUDA and Triton kernels built with
 /// fast math), stated as a convention for this thread while it lives (where `stated`): the data
-/// drawn (harness/generators.hpp) and the pairs judged (flushed_pair_slack) read it. A dump's
+/// drawn (harness/generators.hpp) and the results judged (flushed_pair_slack, flushed_value_slack)
+/// read it. A dump's
 /// stated "ftz" opens one around its judging (cli/dump_report.cpp).
 class FlushSubnormals {
  public:
@@ -40,6 +41,13 @@ inline bool flushing_subnormals() { return detail::flush_subnormals; }
 /// beyond it: XLA flushes a result below FLT_MIN of normal inputs, as it does its inputs.
 inline double flushed_pair_slack() {
   return detail::flush_subnormals ? 3 * std::sqrt(2.0) * static_cast<double>(std::numeric_limits<float>::min()) : 0.0;
+}
+
+/// How far one computed value may move by flushing alone where a FlushSubnormals lives (0
+/// elsewhere): a result below FLT_MIN may come back as the zero of its sign, less than FLT_MIN
+/// away. Learned's add judges the error beyond it (x + E[pos] can cancel below FLT_MIN).
+inline double flushed_value_slack() {
+  return detail::flush_subnormals ? static_cast<double>(std::numeric_limits<float>::min()) : 0.0;
 }
 
 }  // namespace pecheck::gen

@@ -88,6 +88,29 @@ expect 1 ftzresultunstated -- "$PECHECK" validate --dump "$tmp/zr" --quiet
 edit "$tmp/zr" "m['ftz']=True"
 expect 0 ftzresultstated -- "$PECHECK" validate --dump "$tmp/zr" --quiet
 
+# 2d. A learned table's sum too: x + E[pos] = 1.5 FLT_MIN - FLT_MIN cancels below FLT_MIN and
+# comes back as zero. Unstated that is 2^23 u; stated, flushing explains it (gen::flushed_value_slack).
+"$py" - "$tmp/lz" <<'PY'
+import json, os, sys
+import numpy as np
+d = sys.argv[1]; os.makedirs(d)
+tiny = np.finfo(np.float32).tiny
+table = np.linspace(-1, 1, 8 * 4, dtype=np.float32).reshape(8, 4)
+table[3, 2] = -tiny
+positions = np.array([0, 3, 7], dtype=np.int64)
+x = np.linspace(0.5, -0.5, 3 * 4, dtype=np.float32).reshape(3, 4)
+x[1, 2] = np.float32(1.5) * tiny
+y = (x + table[positions]).astype(np.float32)
+y[1, 2] = 0.0
+for k, v in {"table": table, "x": x, "y": y, "positions": positions}.items():
+    np.save(f"{d}/{k}.npy", v)
+json.dump({"encoder": "learned, flushed", "family": "learned", "dtype": "f32",
+           "arrays": {k: k + ".npy" for k in ("table", "x", "y", "positions")}}, open(f"{d}/manifest.json", "w"))
+PY
+expect 1 ftzlearnedunstated -- "$PECHECK" validate --dump "$tmp/lz" --quiet
+edit "$tmp/lz" "m['ftz']=True"
+expect 0 ftzlearnedstated -- "$PECHECK" validate --dump "$tmp/lz" --quiet
+
 # 3. Malformed dumps: one line, exit 2, nothing written.
 mk() { rm -rf "$tmp/m"; cp -r "$tmp/g1" "$tmp/m"; }
 malformed() {  # malformed NAME TEXT
