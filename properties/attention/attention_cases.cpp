@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <tuple>
 #include <unordered_map>
 
@@ -337,6 +338,31 @@ std::vector<double> head_norms(const std::vector<double>& x, const AttentionSpec
   }
   return norms;
 }
+
+/// RoPE's error budget per pair of every (token, head) row of a (seq, heads, head_dim) tensor:
+/// `norm[r][p]` = |x'_p|, the transformed pair's norm, and `error[r][p]` = e_p rho max(|x'_p|, |x_p|)
+/// in u32, pair p of the token at positions[first + r / heads] within e_p u of its input (section 6,
+/// T). Pass-through dims are copies, exact by RoPE's contract: they enter T with no error.
+struct PairBudget {
+  std::vector<std::vector<double>> norm, error;
+};
+
+PairBudget rope_pair_budget(const RopeSpec& r, int heads, int head_dim, const std::vector<double>& in,
+                            const std::vector<double>& out, std::span<const double> contract_of_token, double rho) {
+  const std::size_t d = static_cast<std::size_t>(head_dim), rows = in.size() / d, H = static_cast<std::size_t>(heads);
+  PairBudget b{std::vector<std::vector<double>>(rows), std::vector<std::vector<double>>(rows)};
+  for (std::size_t row = 0; row < rows; ++row)
+    for (int p = 0; p < r.rotary_dim / 2; ++p) {
+      const auto [i, j] = ref::rope_pair(r, p);
+      const std::size_t a = row * d + static_cast<std::size_t>(i), c = row * d + static_cast<std::size_t>(j);
+      const double turned = std::hypot(out[a], out[c]), given = std::hypot(in[a], in[c]);
+      b.norm[row].push_back(turned);
+      b.error[row].push_back(
+          contract_of_token[(row / H) * static_cast<std::size_t>(r.rotary_dim / 2) + static_cast<std::size_t>(p)] *
+          rho * std::max(turned, given));
+    }
+  return b;
+}
 }  // namespace
 
 AttentionBound attention_bound(const AttentionCase& c, DType dt, const AttentionData& x, tol::Contract contract) {
@@ -346,20 +372,25 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   ref::AttentionInputs<double> in{{x.q.begin(), x.q.end()}, {x.k.begin(), x.k.end()}, {x.v.begin(), x.v.end()}};
   const auto t = ref::attention_transform_inputs<double>(s, c.positions, in);
   const std::vector<double> qn = head_norms(t.q, s), kn = head_norms(t.k, s);
-  // RoPE's contract is per pair against the input, E u |x_p|: the input norms too, for a rule
-  // whose cos/sin factor is below 1 (an explicit LongRoPE attention_factor < 1).
-  const std::vector<double> qn_in = head_norms(in.q, s), kn_in = head_norms(in.k, s);
   const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
-  // Under dtype-trig or fp32-angles the RoPE inside is judged by that contract: token t's pairs
-  // each within their own bound at its position, so its rotated vector within the largest of them
-  // (normwise, as E). Exact and rounded-p charge E.
-  std::vector<double> rope_e(n, E);
-  if (s.pe == AttentionPE::rope && (contract == tol::Contract::dtype_trig || contract == tol::Contract::fp32_angles)) {
+  // RoPE's contract is per pair, e_p u |x_p| against the input pair (the input's norm too, for a
+  // rule whose cos/sin factor is below 1: an explicit LongRoPE attention_factor < 1): e_p = E under
+  // exact and rounded-p, under dtype-trig or fp32-angles the larger of E and that contract's bound
+  // on pair p at the token's position. T sums it pair by pair over each logit (section 6), so a
+  // pair whose angle errs most (fp32-angles' fastest) weighs only its own share of q'.k'.
+  PairBudget q_pairs, k_pairs;
+  if (s.pe == AttentionPE::rope) {
     const RopeSpec r = s.rope();
-    const measure::ContractBounds bounds(dt, r);
-    for (std::size_t t = 0; t < n; ++t)
-      for (int p = 0; p < r.rotary_dim / 2; ++p)
-        rope_e[t] = std::max(rope_e[t], bounds.at(contract, p, c.positions[t]));
+    const std::size_t pairs = static_cast<std::size_t>(r.rotary_dim / 2);
+    std::vector<double> e(n * pairs, E);
+    if (contract == tol::Contract::dtype_trig || contract == tol::Contract::fp32_angles) {
+      const measure::ContractBounds bounds(dt, r);
+      for (std::size_t tok = 0; tok < n; ++tok)
+        for (std::size_t p = 0; p < pairs; ++p)
+          e[tok * pairs + p] = std::max(E, bounds.at(contract, static_cast<int>(p), c.positions[tok]));
+    }
+    q_pairs = rope_pair_budget(r, s.heads, s.head_dim, in.q, t.q, std::span<const double>(e).subspan(off * pairs), rho);
+    k_pairs = rope_pair_budget(r, s.kv_count(), s.head_dim, in.k, t.k, e, rho);
   }
   tol::AttentionMagnitudes b{.dtype = dt,
                              .n = static_cast<int>(n),
@@ -395,20 +426,25 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
           w += q * std::sqrt(rn);
         }
         b.max_weighted = std::max(b.max_weighted, w);
-        // Transform errors in u32: RoPE within E u_s |x| (normwise); the sinusoid within
-        // u_s |x'| (the add, rounded to storage) + E u_s sqrt(d) (the PE itself).
-        double dq = 0, dk = 0, dq64 = 0, dk64 = 0;
+        // Transform errors in u32: RoPE pair by pair, |q^_p - q'_p| <= dq_p, so the logit within
+        // sum_p dq_p |k'_p| + |q'_p| dk_p + dq_p dk_p; the sinusoid normwise, within u_s |x'| (the
+        // add, rounded to storage) + E u_s sqrt(d) (the PE itself).
+        double dq = 0, dk = 0, dq64 = 0, dk64 = 0, transform = 0;
         if (s.pe == AttentionPE::rope) {
           const std::size_t g = static_cast<std::size_t>(s.kv_head_of(static_cast<int>(h)));
-          dq = rope_e[i] * rho * std::max(q, qn_in[(i - off) * H + h]),
-          dk = rope_e[j] * rho * std::max(k, kn_in[j * KV + g]);
+          const std::size_t qr = (i - off) * H + h, kr = j * KV + g;
+          for (std::size_t p = 0; p < q_pairs.norm[qr].size(); ++p) {
+            const double eq = q_pairs.error[qr][p], ek = k_pairs.error[kr][p];
+            transform += eq * k_pairs.norm[kr][p] + q_pairs.norm[qr][p] * ek + eq * ek * 0x1p-24;
+          }
           dq64 = (angle64 + 3) * q, dk64 = (angle64 + 3) * k;
         }
         if (s.pe == AttentionPE::sinusoidal) {
           dq = rho * (q + E * std::sqrt(double(d))), dk = rho * (k + E * std::sqrt(double(d)));
+          transform = dq * k + q * dk + dq * dk * 0x1p-24;
           dq64 = q + angle64 * std::sqrt(double(d)), dk64 = k + angle64 * std::sqrt(double(d));
         }
-        b.max_transform = std::max(b.max_transform, dq * k + q * dk + dq * dk * 0x1p-24);
+        b.max_transform = std::max(b.max_transform, transform);
         b64.max_transform = std::max(b64.max_transform, dq64 * k + q * dk64 + dq64 * dk64 * 0x1p-53);
         if (s.pe == AttentionPE::alibi)
           b.max_bias =
