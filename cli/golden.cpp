@@ -435,13 +435,18 @@ int golden(const GoldenOptions& g) {
     s.window = static_cast<int>(number("window", take("window", "0")));
     if (const std::string scale = take("scale", ""); !scale.empty()) s.scale = number("scale", scale);
     const std::string pe = take("pe", "none");
-    if (pe != "none" && pe != "alibi" && pe != "rope" && pe != "t5")
-      throw UsageError(fmt::format("--convention: pe must be none, alibi, rope or t5, got '{}'", pe));
+    if (pe != "none" && pe != "alibi" && pe != "rope" && pe != "t5" && pe != "shaw")
+      throw UsageError(fmt::format("--convention: pe must be none, alibi, rope, t5 or shaw, got '{}'", pe));
     s.pe = pe == "alibi"  ? AttentionPE::alibi
            : pe == "rope" ? AttentionPE::rope
            : pe == "t5"   ? AttentionPE::t5
+           : pe == "shaw" ? AttentionPE::shaw
                           : AttentionPE::none;
-    nlohmann::json rope, t5;
+    nlohmann::json rope, t5, shaw;
+    if (s.pe == AttentionPE::shaw) {  // Shaw's relative keys inside: a random table (2K + 1, head_dim)
+      s.shaw_max_distance = static_cast<int>(number("max_distance", take("max_distance", "4")));
+      shaw = {{"max_distance", s.shaw_max_distance}};
+    }
     if (s.pe == AttentionPE::t5) {  // T5's bias inside: a random table (num_buckets, heads) in the dtype
       s.t5_buckets = static_cast<int>(number("num_buckets", take("num_buckets", "32")));
       s.t5_max_distance = static_cast<int>(number("max_distance", take("max_distance", "128")));
@@ -466,7 +471,10 @@ int golden(const GoldenOptions& g) {
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     const std::int64_t nq = static_cast<std::int64_t>(s.query_count(static_cast<std::size_t>(n)));
     std::vector<double> q(static_cast<std::size_t>(nq * s.width())), k(static_cast<std::size_t>(n * s.kv_width())),
-        v(k.size()), table(s.pe == AttentionPE::t5 ? static_cast<std::size_t>(s.t5_buckets * s.heads) : 0);
+        v(k.size()),
+        table(s.pe == AttentionPE::t5     ? static_cast<std::size_t>(s.t5_buckets * s.heads)
+              : s.pe == AttentionPE::shaw ? static_cast<std::size_t>(s.shaw().table_rows() * g.dim)
+                                          : 0);
     for (auto* x : {&q, &k, &v, &table})
       for (double& e : *x) e = round_to(dt, uniform(rng));
     const auto real = [](const std::vector<double>& x) { return std::vector<Real>(x.begin(), x.end()); };
@@ -478,13 +486,13 @@ int golden(const GoldenOptions& g) {
     files.push_back(array("v", storage(dt), {n, s.kv_count(), g.dim}, v));
     files.push_back(array("out", storage(dt), {nq, s.heads, g.dim}, out));
     for (const char* role : {"q", "k", "v", "out"}) arrays[role] = std::string(role) + ".npy";
-    if (s.pe == AttentionPE::t5) {
-      files.push_back(array("table", storage(dt), {s.t5_buckets, s.heads}, table));
-      arrays["table"] = "table.npy";
-    }
+    if (s.pe == AttentionPE::t5) files.push_back(array("table", storage(dt), {s.t5_buckets, s.heads}, table));
+    if (s.pe == AttentionPE::shaw) files.push_back(array("table", storage(dt), {s.shaw().table_rows(), g.dim}, table));
+    if (!table.empty()) arrays["table"] = "table.npy";
     convention = {{"causal", s.causal}, {"pe", pe}};
     if (!rope.is_null()) convention["rope"] = rope;
     if (!t5.is_null()) convention["t5"] = t5;
+    if (!shaw.is_null()) convention["shaw"] = shaw;
     if (s.window > 0) convention["window"] = s.window;
     if (s.scale) convention["scale"] = *s.scale;
     describe = s.describe();

@@ -82,9 +82,9 @@ int main(int argc, char** argv) {
                          "KEY=VALUE,...: rope layout, rotary_dim, base, linear; mrope layout, rotary_dim, base, "
                          "mrope_section=T/H/W, interleaved=1, grid=RxC; rope2d layout, base, pairing, "
                          "frequencies=shared|split, columns; sinusoidal layout, frequencies, base; shaw "
-                         "max_distance; attention causal, window, scale, kv_heads, queries, pe=none|alibi|rope|t5 "
-                         "(with rope's layout, base, "
-                         "rotary_dim; t5's num_buckets, max_distance, bidirectional)");
+                         "max_distance; attention causal, window, scale, kv_heads, queries, "
+                         "pe=none|alibi|rope|t5|shaw (with rope's layout, base, rotary_dim; t5's num_buckets, "
+                         "max_distance, bidirectional; shaw's max_distance)");
   golden_cmd->add_option("--positions", go.positions, "Positions: N, A:B or A:B:STEP, comma-separated")->required();
   golden_cmd->add_option("--out", go.out, "Directory to write (must not exist, or be empty)")->required();
   golden_cmd->add_option("--dtype", go.dtype, "Storage dtype of the inputs and outputs: f32, bf16 or f16")

@@ -27,7 +27,7 @@ using props::kOracleMinN;
 
 namespace {
 
-constexpr std::string_view kConventionKeys[] = {"causal", "window", "window_size", "scale", "pe", "rope", "t5"};
+constexpr std::string_view kConventionKeys[] = {"causal", "window", "window_size", "scale", "pe", "rope", "t5", "shaw"};
 
 bool boolean(const Json& c, const char* key, const std::string& at) {
   if (!c.at(key).is_boolean()) throw FormatError(fmt::format("{}: {} must be true or false", at, key));
@@ -70,9 +70,10 @@ void read_convention(const Json& c, AttentionSpec& s, const std::string& at) {
   if (!c.is_object()) throw FormatError(fmt::format("{}: must be a JSON object", at));
   for (const auto& item : c.items())
     if (std::find(std::begin(kConventionKeys), std::end(kConventionKeys), item.key()) == std::end(kConventionKeys))
-      throw FormatError(fmt::format(
-          "{}: unknown key \"{}\" (an attention convention takes causal, window, window_size, scale, pe, rope, t5)", at,
-          item.key()));
+      throw FormatError(
+          fmt::format("{}: unknown key \"{}\" (an attention convention takes causal, window, window_size, scale, pe, "
+                      "rope, t5, shaw)",
+                      at, item.key()));
   if (c.contains("causal")) s.causal = boolean(c, "causal", at);
   s.window = read_window(c, s.causal, at);
   if (c.contains("scale") && !c.at("scale").is_null()) {
@@ -121,13 +122,30 @@ void read_convention(const Json& c, AttentionSpec& s, const std::string& at) {
     s.t5_buckets = b.at("num_buckets").get<int>();
     s.t5_max_distance = b.at("max_distance").get<int>();
     s.t5_bidirectional = boolean(b, "bidirectional", t);
+  } else if (pe == "shaw") {
+    s.pe = AttentionPE::shaw;
+    const std::string t = at + ".shaw";
+    if (!c.contains("shaw") || !c.at("shaw").is_object())
+      throw FormatError(fmt::format(
+          "{}: pe \"shaw\" needs \"shaw\": {{max_distance}} (K: the table's 2K + 1 rows, the distance clipped to K)",
+          at));
+    const Json& b = c.at("shaw");
+    for (const auto& item : b.items())
+      if (item.key() != "max_distance")
+        throw FormatError(fmt::format("{}: unknown key \"{}\" (Shaw takes max_distance)", t, item.key()));
+    if (!b.contains("max_distance") || !b.at("max_distance").is_number_integer() ||
+        b.at("max_distance").get<std::int64_t>() < 0 || b.at("max_distance").get<std::int64_t>() > (1 << 24))
+      throw FormatError(fmt::format("{}: max_distance must be an integer in [0, 2^24]", t));
+    s.shaw_max_distance = b.at("max_distance").get<int>();
   } else {
-    throw FormatError(fmt::format("{}: pe must be none, rope, alibi or t5, got \"{}\"", at, pe));
+    throw FormatError(fmt::format("{}: pe must be none, rope, alibi, t5 or shaw, got \"{}\"", at, pe));
   }
   if (c.contains("rope") && s.pe != AttentionPE::rope)
     throw FormatError(fmt::format("{}: \"rope\" is stated but pe is \"{}\"", at, pe));
   if (c.contains("t5") && s.pe != AttentionPE::t5)
     throw FormatError(fmt::format("{}: \"t5\" is stated but pe is \"{}\"", at, pe));
+  if (c.contains("shaw") && s.pe != AttentionPE::shaw)
+    throw FormatError(fmt::format("{}: \"shaw\" is stated but pe is \"{}\"", at, pe));
 }
 
 /// One sequence of the dump as the properties' case and data.
@@ -153,7 +171,7 @@ Sequence sequence(const Dump& d, std::size_t b) {
   q.x.q = slice(d.x, b, qsize);
   q.x.k = slice(d.k, b, kvsize);
   q.x.v = slice(d.v, b, kvsize);
-  q.x.table.assign(d.table.begin(), d.table.end());  // T5's (num_buckets, heads), shared by the batch
+  q.x.table.assign(d.table.begin(), d.table.end());  // T5's (num_buckets, heads) or Shaw's (2K + 1, head_dim)
   q.out = slice(d.y, b, qsize);
   return q;
 }
@@ -301,13 +319,17 @@ void load_attention(const Json& m, ArrayReader& r, Dump& d) {
   } catch (const std::invalid_argument& e) {
     throw FormatError(fmt::format("{}: {}", where, e.what()));
   }
-  if (s.pe == AttentionPE::t5) {
+  if (s.pe == AttentionPE::t5 || s.pe == AttentionPE::shaw) {
+    // The table the bias (T5) or the relative keys (Shaw) are read from, shared by the batch.
+    const bool t5 = s.pe == AttentionPE::t5;
+    const std::vector<std::int64_t> shape = t5 ? std::vector<std::int64_t>{s.t5_buckets, s.heads}
+                                               : std::vector<std::int64_t>{s.shaw().table_rows(), s.head_dim};
+    const char* dims = t5 ? "(num_buckets, heads)" : "(2 max_distance + 1, head_dim)";
     if (!arrays.contains("table"))
-      throw FormatError(fmt::format("{}: pe \"t5\" needs the array \"table\" (num_buckets, heads)", where));
+      throw FormatError(fmt::format("{}: pe \"{}\" needs the array \"table\" {}", where, t5 ? "t5" : "shaw", dims));
     const tensorfiles::Array t = r.read("table", field<std::string>(arrays, "table", where));
     floats(t, "table");
-    if (t.shape != std::vector<std::int64_t>{s.t5_buckets, s.heads})
-      throw FormatError(fmt::format("{}: must be (num_buckets, heads) = ({}, {})", t.name, s.t5_buckets, s.heads));
+    if (t.shape != shape) throw FormatError(fmt::format("{}: must be {} = ({})", t.name, dims, fmt::join(shape, ", ")));
     d.table = t.values;
     require_finite(d.table, t.name);
     require_representable(d.table, d.dtype, t.name);
@@ -413,18 +435,32 @@ std::string attention_hint(const Dump& d) {
       return fmt::format("the output fits RoPE without its scaling rule ({} is ignored)",
                          scaling_name(s.rope_scaling.kind));
   }
-  if (s.pe == AttentionPE::t5) {
-    // The relative position read query minus key (positions mirrored), or the other direction mode.
+  const std::size_t n = d.tokens() / static_cast<std::size_t>(d.batch);
+  if (s.pe == AttentionPE::t5 || s.pe == AttentionPE::shaw) {
+    // The relative position read query minus key: the positions mirrored give p_i - p_j where the
+    // reference reads p_j - p_i.
     Dump mirrored = d;
-    const std::size_t n = d.tokens() / static_cast<std::size_t>(d.batch);
     for (std::size_t b = 0; b < static_cast<std::size_t>(d.batch); ++b) {
       const auto first = mirrored.positions.begin() + static_cast<std::ptrdiff_t>(b * n);
       const std::int64_t top = *std::max_element(first, first + static_cast<std::ptrdiff_t>(n));
       std::for_each(first, first + static_cast<std::ptrdiff_t>(n), [top](std::int64_t& p) { p = top - p; });
     }
     if (fits(mirrored))
-      return "the output fits T5's bias read at query minus key, not key minus query: the relative position is "
-             "reversed";
+      return fmt::format(
+          "the output fits {} read at query minus key, not key minus query: the relative position is reversed",
+          s.pe == AttentionPE::t5 ? "T5's bias" : "Shaw's relative keys");
+  }
+  if (s.pe == AttentionPE::shaw && s.shaw_max_distance > 0) {
+    // The clip one short: a kernel clamping to [-(K - 1), K - 1] reads rows 1 .. 2K - 1 of the 2K + 1,
+    // which is the reference at K - 1 on the table without its first and last rows.
+    const int k = s.shaw_max_distance;
+    Dump short_clip = with([k](AttentionSpec& a) { a.shaw_max_distance = k - 1; });
+    const auto row = static_cast<std::ptrdiff_t>(s.head_dim);
+    short_clip.table.assign(d.table.begin() + row, d.table.end() - row);
+    if (fits(short_clip))
+      return fmt::format("the output fits Shaw's distance clipped to {}, not {}: the clip is one short", k - 1, k);
+  }
+  if (s.pe == AttentionPE::t5) {
     if (fits(with([](AttentionSpec& a) { a.t5_bidirectional = !a.t5_bidirectional; })))
       return fmt::format("the output fits T5's {} bucketing, not the stated {}",
                          s.t5_bidirectional ? "causal (decoder)" : "bidirectional (encoder)",
@@ -462,6 +498,8 @@ std::string attention_text(const Dump& d) {
   if (s.pe == AttentionPE::t5)
     t += fmt::format(", T5's bias inside ({} buckets, max_distance {}, {}; the table given)", s.t5_buckets,
                      s.t5_max_distance, s.t5_bidirectional ? "bidirectional" : "causal");
+  if (s.pe == AttentionPE::shaw)
+    t += fmt::format(", Shaw's relative keys inside (max_distance {}; the table given)", s.shaw_max_distance);
   if (s.kv_count() != s.heads) t += fmt::format(", {} query heads over {} K/V heads", s.heads, s.kv_count());
   if (s.queries > 0) t += fmt::format(", the last {} tokens query", s.queries);
   if (d.batch > 1) t += fmt::format(", {} sequences", d.batch);

@@ -3,7 +3,7 @@
 # exact; outputs a kernel with a real bug would write fail, each with the hint that names it (a
 # scale applied twice, PyTorch's top-left causal mask in a decode step, grouped-query heads
 # mapped round-robin, a window one key too narrow, causal dropped, T5's relative position reversed or
-# its direction misstated); P rounded to bf16 before P.V
+# its direction misstated, Shaw's reversed or clipped one short); P rounded to bf16 before P.V
 # meets rounded-p and not exact; malformed dumps are one line and exit 2.
 # Usage: PECHECK=build/pecheck dump_attention.sh
 set -euo pipefail
@@ -99,6 +99,25 @@ says t5_reversed "fits T5's bias read at query minus key"
 cp -r "$tmp/ref_t5" "$tmp/t5_causal" && edit "$tmp/t5_causal" "m['convention']['t5']['bidirectional']=False"
 validate 1 t5_causal t5_causal
 says t5_causal "fits T5's bidirectional (encoder) bucketing, not the stated causal"
+# Shaw's relative keys inside (q_i . r(p_j - p_i) added to the scores before scaling, the table
+# (2K + 1, head_dim) given): read back exact; the relative position reversed and the distance
+# clipped one short (a table of 2K - 1 rows read as if it were padded) each fail, named.
+golden ref_shaw f32 causal=1,pe=shaw,max_distance=4
+validate 0 ref_shaw ref_shaw
+says ref_shaw "Shaw's relative keys inside (max_distance 4; the table given)"
+says ref_shaw "exact contract met"
+cp -r "$tmp/ref_shaw" "$tmp/shaw_reversed"
+"$py" -c "import numpy as np,sys; p=np.load(sys.argv[1]); np.save(sys.argv[1], p.max() - p)" "$tmp/shaw_reversed/positions.npy"
+validate 1 shaw_reversed shaw_reversed
+says shaw_reversed "fits Shaw's relative keys read at query minus key"
+golden shaw_short bf16 causal=0,pe=shaw,max_distance=3
+"$py" -c "
+import numpy as np, sys
+t = np.load(sys.argv[1])
+np.save(sys.argv[1], np.concatenate([t[-1:], t, t[:1]]))" "$tmp/shaw_short/table.npy"
+edit "$tmp/shaw_short" "m['convention']['shaw']['max_distance']=4"
+validate 1 shaw_short shaw_short
+says shaw_short "fits Shaw's distance clipped to 3, not 4: the clip is one short"
 # numpy's float64 recomputation, rounded once, is as good as the reference's.
 golden numpy f32 causal=1,kv_heads=2,queries=3
 rewrite numpy none
@@ -143,6 +162,12 @@ refused bad bad_fa "m['convention']['window_size']=[4,2]" "is not a causal slidi
 refused bad bad_rope "m['convention']['pe']='rope'" 'pe "rope" needs "rope"'
 refused bad bad_t5 "m['convention']['pe']='t5'" 'pe "t5" needs "t5"'
 refused ref_t5 bad_t5_key "m['convention']['t5']['is_decoder']=True" 'unknown key "is_decoder"'
+refused bad bad_shaw "m['convention']['pe']='shaw'" 'pe "shaw" needs "shaw"'
+refused ref_shaw bad_shaw_k "m['convention']['shaw']['max_distance']=-1" "max_distance must be an integer"
+refused ref_shaw bad_shaw_t5 "m['convention']['t5']={'num_buckets':8}" '"t5" is stated but pe is "shaw"'
+cp -r "$tmp/ref_shaw" "$tmp/bad_shaw_table" && edit "$tmp/bad_shaw_table" "m['convention']['shaw']['max_distance']=5"
+validate 2 bad_shaw_table bad_shaw_table
+one_line bad_shaw_table "must be (2 max_distance + 1, head_dim) = (11, 16)"
 cp -r "$tmp/ref_t5" "$tmp/bad_table" && "$py" -c "import numpy as np,sys; np.save(sys.argv[1], np.load(sys.argv[1])[:4])" \
   "$tmp/bad_table/table.npy"
 validate 2 bad_table bad_table

@@ -2,8 +2,8 @@
 # PyTorch's and transformers' attention (examples/huggingface/dump_attention.py), dumped and read
 # by validate --dump: SDPA prefill in f32, bf16 and f16, grouped-query (enable_gqa), a stated
 # scale, 300 tokens; transformers' sdpa_attention_forward (a packed grouped-query decode step, a
-# sliding window as a mask), eager_attention_forward and T5's compute_bias handed to SDPA as its
-# float mask must pass; SDPA's is_causal with a chunk of
+# sliding window as a mask), eager_attention_forward, T5's compute_bias handed to SDPA as its
+# float mask and Wav2Vec2-BERT's relative_key (Shaw's relative keys) must pass; SDPA's is_causal with a chunk of
 # queries against more keys must fail, with the top-left hint. Current stack only (torch 2's SDPA):
 # skipped (exit 77) without $PECHECK_HF_PYTHON.
 set -euo pipefail

@@ -5,7 +5,8 @@ sdpa_attention_forward (a grouped-query decode step, which it packs; a sliding w
 mask) and eager_attention_forward (softmax in fp32, P cast to the dtype before P.V). One more is
 PyTorch's documented pitfall: is_causal=True with fewer queries than keys aligns the mask
 top-left, so a chunk of queries against a cache sees the cache's first keys, not its own. And T5's
-relative bias (T5Attention.compute_bias) handed to SDPA as its float mask.
+relative bias (T5Attention.compute_bias) handed to SDPA as its float mask, and Shaw's relative keys
+as Wav2Vec2-BERT's relative_key attention computes them.
 
 Writes DIR/<name>/ per dump and DIR/expected.json: name -> what pecheck should read (verdict, the
 contract met, a phrase of the hint). Usage: python dump_attention.py DIR
@@ -37,7 +38,7 @@ def inputs(seed, heads, kv_heads, queries, keys, dim, dtype):
 
 def dump(out, name, encoder, dtype, q, k, v, o, convention, expected, want, axes="bhnd", extra=None):
     """o in SDPA's layout (b, h, n, d) unless axes says otherwise (transformers' (b, n, h, d));
-    extra: more arrays (T5's table)."""
+    extra: more arrays (T5's or Shaw's table)."""
     keys = k.shape[2]
     write(out, name, {"encoder": encoder, "family": "attention", "dtype": dtype, "axes": "bhnd",
                       "convention": convention},
@@ -121,12 +122,38 @@ def hf_t5(out, expected):
                  expected, {"verdict": "pass"}, extra={"table": table})
 
 
+def hf_shaw(out, expected):
+    """Shaw's relative keys inside attention: Wav2Vec2-BERT's relative_key self-attention (its
+    distance_embedding table read at key minus query, clipped; q . r added to the scaled scores,
+    scaled too) through the module's own eager_attention_forward. Clipped alike left and right (8),
+    which is Shaw's K; the model's default clips 64 left and 8 right, which Shaw's one K cannot
+    state. 24 tokens, so the clip is reached both ways."""
+    from transformers import Wav2Vec2BertConfig
+    from transformers.models.wav2vec2_bert import modeling_wav2vec2_bert as w2v
+    config = Wav2Vec2BertConfig(hidden_size=256, num_attention_heads=4, position_embeddings_type="relative_key",
+                                left_max_position_embeddings=8, right_max_position_embeddings=8)
+    layer = w2v.Wav2Vec2BertSelfAttention(config).eval()
+    with torch.no_grad():
+        weight = torch.randn(17, 64, generator=torch.Generator().manual_seed(11))
+        for dtype in ("f32", "bf16"):
+            table = weight.to(DTYPES[dtype])
+            layer.distance_embedding.weight.copy_(table.float())  # the table's values in the dtype
+            q, k, v = inputs(12, 4, 4, 24, 24, 64, dtype)
+            query, bias = w2v._apply_relative_key_position_encoding(layer, q, k)
+            o, _ = w2v.eager_attention_forward(layer, query, k, v, None, scaling=layer.scaling, position_bias=bias)
+            dump(out, f"hf-wav2vec2-bert-relative-key-{dtype}", f"transformers {transformers.__version__} "
+                 "Wav2Vec2BertSelfAttention relative_key (left = right = 8) + eager_attention_forward", dtype,
+                 q, k, v, o, {"pe": "shaw", "shaw": {"max_distance": 8}}, expected, {"verdict": "pass"},
+                 axes="bnhd", extra={"table": table})
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     expected = {}
     torch_sdpa(out, expected)
     hf(out, expected)
     hf_t5(out, expected)
+    hf_shaw(out, expected)
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "transformers": transformers.__version__, "dumps": expected}, f,
                   indent=2)
