@@ -17,14 +17,21 @@ constexpr DType f32 = DType::f32, bf16 = DType::bf16, f16 = DType::f16;
 constexpr Row kRows[] = {
     {"attention.agrees_with_reference", X, f32, 64, true},
     {"attention.agrees_with_reference", X, bf16, 4, true},
+    {"attention.agrees_with_reference", X, f16, 4, true},
     {"attention.agrees_with_reference", F, f32, 8, true},
     {"attention.agrees_with_reference", F, bf16, 4, true},
     {"attention.agrees_with_reference", F, f16, 4, true},
     {"attention.agrees_with_reference", T, f32, 32, true},
     {"attention.agrees_with_reference", T, bf16, 4, true},
     {"attention.agrees_with_reference", T, f16, 4, true},
+    {"attention.tile_edges", X, f32, 256, true},
+    {"attention.tile_edges", F, f32, 16, true},
+    {"attention.tile_edges", T, f32, 64, true},
     {"attention.tile_edges", F, bf16, 4, true},
     {"attention.tile_edges", T, bf16, 4, true},
+    {"attention.tile_edges", X, bf16, 4, true},
+    {"attention.tile_edges", F, f16, 8, true},
+    {"attention.tile_edges", T, f16, 8, true},
     // Attention with RoPE inside under the contracts that govern its RoPE: the RoPE amplified, the
     // attention exact. Judged through the output, whose bound takes each rotated q and k's worst
     // case over every dim, so the RoPE may err 100 to 1000 times its contract's model before a law
