@@ -8,14 +8,12 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <set>
 #include <span>
 #include <string_view>
 
 #include "dumpcheck/recorder.hpp"
 #include "dumpcheck/rope_manifest.hpp"
 #include "properties/attention/attention_cases.hpp"
-#include "reference/t5.hpp"
 
 namespace pecheck::dumpcheck {
 
@@ -465,19 +463,6 @@ std::string attention_hint(const Dump& d) {
       return fmt::format("the output fits T5's {} bucketing, not the stated {}",
                          s.t5_bidirectional ? "causal (decoder)" : "bidirectional (encoder)",
                          s.t5_bidirectional ? "bidirectional" : "causal");
-    // Distances on a bucket edge, where a log in fp32 (HF's) may take the other bucket.
-    std::set<std::int64_t> edges;
-    for (std::size_t b = 0; b < static_cast<std::size_t>(d.batch); ++b)
-      for (std::size_t i = 0; i < n; ++i)
-        for (std::size_t k = 0; k < n; ++k) {
-          const std::int64_t rel = d.positions[b * n + k] - d.positions[b * n + i];
-          if (ref::t5_bucket<double>(s.t5(), rel, tol::kT5TieWindow).alternative) edges.insert(rel);
-        }
-    if (!edges.empty())
-      return fmt::format(
-          "the relative positions {} lie on T5 bucket edges, where a log in fp32 (HF's) may take the neighbouring "
-          "bucket; pecheck takes the exact one (a dump whose distances stay off the edges is judged whole)",
-          fmt::join(edges, ", "));
   }
   if (s.kv_count() != s.heads && fits(heads_round_robin(d)))
     return fmt::format(

@@ -99,6 +99,31 @@ says t5_reversed "fits T5's bias read at query minus key"
 cp -r "$tmp/ref_t5" "$tmp/t5_causal" && edit "$tmp/t5_causal" "m['convention']['t5']['bidirectional']=False"
 validate 1 t5_causal t5_causal
 says t5_causal "fits T5's bidirectional (encoder) bucketing, not the stated causal"
+# At HF's bucketing (32, 128) 20 tokens meet the edge at distance 16, where a log in fp32 may take
+# the bucket below: the output recomputed so, in float64 and rounded once, is read as correct.
+golden t5_edge f32 causal=0,pe=t5,num_buckets=32,max_distance=128
+"$py" - "$tmp/t5_edge" <<'PY'
+import sys
+import numpy as np
+d = sys.argv[1]
+q, k, v, table = (np.load(f"{d}/{a}.npy").astype(np.float64) for a in ("q", "k", "v", "table"))
+p = np.load(f"{d}/positions.npy")
+rel = p[None, :] - p[:, None]                      # key minus query
+n = np.abs(rel)
+coord = np.log(np.maximum(n, 1) / 8) / np.log(16) * 8
+edge = (np.abs(coord - np.round(coord)) < 1e-9) & (np.round(coord) >= 1)
+assert edge.any(), "no distance on an edge"
+coord = np.where(edge, np.round(coord) - 0.5, coord)  # the bucket below there
+bucket = (rel > 0) * 16 + np.where(n < 8, n, np.minimum(8 + np.floor(coord).astype(np.int64), 15))
+nq, H, D = q.shape
+out = np.zeros_like(q)
+for h in range(H):
+    s = np.einsum("id,jd->ij", q[:, h], k[:, h]) / np.sqrt(D) + table[bucket, h]
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    out[:, h] = (w / w.sum(axis=1, keepdims=True)) @ v[:, h]
+np.save(f"{d}/out.npy", out.astype(np.float32))
+PY
+validate 0 t5_edge t5_edge
 # Shaw's relative keys inside (q_i . r(p_j - p_i) added to the scores before scaling, the table
 # (2K + 1, head_dim) given): read back exact; the relative position reversed and the distance
 # clipped one short (a table of 2K - 1 rows read as if it were padded) each fail, named.

@@ -101,8 +101,8 @@ def hf(out, expected):
 def hf_t5(out, expected):
     """T5's relative bias inside attention: T5Attention's compute_bias (its relative_attention_bias
     table, 32 buckets, max_distance 128, bidirectional as in the encoder) handed to SDPA as the
-    float mask, scale 1 (T5 scales nothing). 16 tokens: their distances stay below 16, the first
-    bucket edge at these settings, where a log in fp32 may take either bucket."""
+    float mask, scale 1 (T5 scales nothing). 40 tokens: their distances meet the bucket edges at 16
+    and 32, where a log in fp32 may take either bucket (pecheck accepts both there)."""
     from transformers import T5Config
     from transformers.models.t5.modeling_t5 import T5Attention
     config = T5Config(d_model=256, d_kv=64, num_heads=4, relative_attention_num_buckets=32,
@@ -114,8 +114,8 @@ def hf_t5(out, expected):
         for dtype in ("f32", "bf16"):
             table = weight.to(DTYPES[dtype])
             layer.relative_attention_bias.weight.copy_(table.float())  # the table's values in the dtype
-            bias = layer.compute_bias(16, 16).to(DTYPES[dtype])  # (1, heads, 16, 16)
-            q, k, v = inputs(10, 4, 4, 16, 16, 64, dtype)
+            bias = layer.compute_bias(40, 40).to(DTYPES[dtype])  # (1, heads, 40, 40)
+            q, k, v = inputs(10, 4, 4, 40, 40, 64, dtype)
             o = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, scale=1.0)
             dump(out, f"hf-t5-bias-sdpa-{dtype}", f"transformers {transformers.__version__} T5Attention.compute_bias "
                  f"+ scaled_dot_product_attention", dtype, q, k, v, o, {"scale": 1.0, "pe": "t5", "t5": t5},

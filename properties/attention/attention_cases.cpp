@@ -88,11 +88,12 @@ std::vector<double> errors_from_exact(const AttentionCase& c, const AttentionDat
       err[i] = ref::to_double(Real(out[i]) - exact[i]);
       expected.push_back(ref::to_double(exact[i]));
     }
-    return err;
+  } else {
+    const auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
+    expected = ref::attention<double>(c.spec, c.positions, {widen(x.q), widen(x.k), widen(x.v)}, widen(x.table));
+    for (std::size_t i = 0; i < out.size(); ++i) err[i] = double{out[i]} - expected[i];
   }
-  const auto widen = [](const std::vector<float>& v) { return std::vector<double>(v.begin(), v.end()); };
-  expected = ref::attention<double>(c.spec, c.positions, {widen(x.q), widen(x.k), widen(x.v)}, widen(x.table));
-  for (std::size_t i = 0; i < out.size(); ++i) err[i] = double{out[i]} - expected[i];
+  accept_t5_edges(c, x, out, expected, err);
   return err;
 }
 
@@ -405,12 +406,14 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const double angle64 = max_pos * (std::fabs(std::log(s.pe_base)) + 3) + 2;
   tol::AttentionMagnitudes b64 = b;
   const auto slopes = ref::alibi_slopes<double>(s.heads);
-  // T5's bucket depends on p_j - p_i alone: taken once per distance, not once per head and pair.
-  std::unordered_map<std::int64_t, std::size_t> t5_bucket_of;
-  const auto t5_bucket = [&](std::int64_t rel) {
+  // T5's bucket depends on p_j - p_i alone: taken once per distance, not once per head and pair;
+  // at a bucket edge the other bucket too, which the judge accepts (accept_t5_edges).
+  std::unordered_map<std::int64_t, ref::T5Bucket> t5_bucket_of;
+  const auto t5_bias = [&](std::int64_t rel, std::size_t h) {
     const auto [at, fresh] = t5_bucket_of.try_emplace(rel);
-    if (fresh) at->second = static_cast<std::size_t>(ref::t5_bucket<double>(s.t5(), rel, 0.0).bucket);
-    return at->second;
+    if (fresh) at->second = ref::t5_bucket<double>(s.t5(), rel, tol::kT5TieWindow);
+    const auto entry = [&](int bucket) { return std::fabs(double{x.table[static_cast<std::size_t>(bucket) * H + h]}); };
+    return std::max(entry(at->second.bucket), at->second.alternative ? entry(*at->second.alternative) : 0.0);
   };
   // Query row r is token i = off + r (its position, its mask, its biases).
   for (std::size_t h = 0; h < H; ++h)
@@ -450,10 +453,7 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
           b.max_bias =
               std::max(b.max_bias,
                        std::fabs(*ref::alibi_bias<double>(s.alibi(), slopes[h], i, j, c.positions[i], c.positions[j])));
-        if (s.pe == AttentionPE::t5) {
-          const std::size_t bucket = t5_bucket(c.positions[j] - c.positions[i]);
-          b.max_bias = std::max(b.max_bias, std::fabs(double{x.table[bucket * H + h]}));
-        }
+        if (s.pe == AttentionPE::t5) b.max_bias = std::max(b.max_bias, t5_bias(c.positions[j] - c.positions[i], h));
       }
   double max_v = 0;
   for (double v : t.v) max_v = std::max(max_v, std::fabs(v));

@@ -124,6 +124,59 @@ def test_an_attention_convention_names_its_pe():
         pecheck.check(make_attention(), "attention", {"rope_theta": 1e4}, forms="all")
     with pytest.raises(ValueError, match="convention: unknown key 'base' for attention"):
         pecheck.check(make_attention(), "attention", {"pe": "alibi", "base": 2.0}, forms="all")
-    # T5's bias inside attention runs on the native backends and plugins; a Python function is told so.
-    with pytest.raises(ValueError, match="pe 't5' inside attention is not offered to Python functions yet"):
-        pecheck.check(make_attention(), "attention", {"pe": "t5"}, forms="all")
+    with pytest.raises(ValueError, match="T5 needs 'num_buckets', 'max_distance' and 'bidirectional'"):
+        pecheck.check(make_attention(), "attention", {"pe": "t5", "num_buckets": 32}, forms="all")
+
+
+HF_T5 = {"pe": "t5", "num_buckets": 32, "max_distance": 128, "bidirectional": True}
+
+
+def t5_buckets(rel, edge_side):
+    """HF's _relative_position_bucket (32 buckets, 128, bidirectional) of key-minus-query distances.
+    Where the log coordinate is an integer (distances 16, 32, 64), edge_side -1 takes the bucket
+    below, as an fp32 log that rounds down does; 0 the exact one."""
+    n = np.abs(rel)
+    coord = np.log(np.maximum(n, 1) / 8) / np.log(128 / 8) * 8
+    on_edge = (np.abs(coord - np.round(coord)) < 1e-9) & (np.round(coord) >= 1)  # distance 8 starts the range
+    coord = np.where(on_edge, np.round(coord) + 0.5 * edge_side, coord)
+    large = np.minimum(8 + np.floor(coord).astype(np.int64), 15)
+    return (rel > 0) * 16 + np.where(n < 8, n, large)
+
+
+def make_t5_attention(edge_side=0, reverse=False, edges_seen=None):
+    """T5's bias inside attention in float64: table[bucket(p_j - p_i), h] added to the scaled scores."""
+
+    def attention(q, k, v, positions, causal, scale, window, t5_table):
+        q, k, v, table = (np.asarray(t, dtype=np.float64) for t in (q, k, v, t5_table))
+        nq, H, d = q.shape
+        n, KV, _ = k.shape
+        rel = positions[None, :] - positions[n - nq:, None]
+        buckets = t5_buckets(-rel if reverse else rel, edge_side)
+        out = np.empty((nq, H, d))
+        for r in range(nq):
+            i = n - nq + r
+            last, first = (i if causal else n - 1), (max(0, i - window + 1) if window else 0)
+            if edges_seen is not None and np.isin(np.abs(rel[r, first:last + 1]), (16, 32, 64)).any():
+                edges_seen.append(i)
+            for h in range(H):
+                logits = scale * (k[first:last + 1, h // (H // KV)] @ q[r, h]) + table[buckets[r, first:last + 1], h]
+                w = np.exp(logits - logits.max())
+                out[r, h] = (w / w.sum()) @ v[first:last + 1, h // (H // KV)]
+        return out.astype(np.float32)
+
+    return attention
+
+
+@pytest.mark.parametrize("edge_side", [0, -1], ids=["exact-bucket", "bucket-below-at-edges"])
+def test_t5_inside_attention_takes_either_bucket_at_an_edge(edge_side):
+    # HF's pinned bucketing puts 16, 32 and 64 on bucket edges; an fp32 log may take either side there.
+    edges_seen = []
+    report = check(make_t5_attention(edge_side, edges_seen=edges_seen), HF_T5, isolate=False)
+    assert report.ok, report.summary()
+    assert edges_seen, "no query saw a key at distance 16, 32 or 64"
+    assert report.result("attention.agrees_with_reference", "f32").verdict == "pass"
+
+
+def test_t5_inside_attention_read_query_minus_key_fails():
+    report = check(make_t5_attention(reverse=True), HF_T5, properties="attention.agrees_with_reference")
+    assert report.results[0].verdict == "fail", report.summary()
