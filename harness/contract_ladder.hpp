@@ -1,6 +1,7 @@
 // The accuracy contracts an encoder meets, strongest first (exact, dtype-trig, fp32-angles for a
-// position encoding; exact, rounded-p, dtype-trig, fp32-angles for attention), and the ladder a run climbs down when none
-// is asked for: per dtype, agreement under each contract until one holds; every other law is then
+// position encoding; exact, rounded-p, dtype-trig, fp32-angles for attention), and the ladder a
+// run climbs down when none is asked for: per dtype, agreement under each contract until one
+// holds; every other law is then
 // judged under that one (each has a bound derived under every contract), the laws comparing calls
 // below the contract's ceiling. One ladder for Python functions (python/src/module.cpp) and
 // plugins (cli/validate.cpp); docs/python.md "Verdicts" and docs/plugins.md say what a user reads.
