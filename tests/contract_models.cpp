@@ -31,6 +31,9 @@ void AlignedRopeInsideAttention::run(const Attention& c) {
   AttentionSpec plain = s;
   plain.pe = AttentionPE::none;
   const double u = unit_roundoff(c.dtype), scale_sign = plain.effective_scale() < 0 ? -1.0 : 1.0;
+  // The way the output is pushed: toward v_jd above o_d where the first position is even, away where
+  // it is odd, so that two calls an odd shift apart err opposite ways (translation invariance).
+  const double push = k_ * (c.positions.empty() || c.positions[0] % 2 == 0 ? 1.0 : -1.0);
   ref::AttentionInputs<double> moved = t;
   // Pair p of row `row` of x (a (tokens, heads, head_dim) tensor): its two dims' offsets.
   const auto dims = [&](std::size_t row, int p) {
@@ -66,7 +69,7 @@ void AlignedRopeInsideAttention::run(const Attention& c) {
         const double qn = std::hypot(t.q[qa], t.q[qb]);
         if (qn == 0) continue;
         const double reach = std::max(std::hypot(t.k[a], t.k[b]), std::hypot(in.k[a], in.k[b]));
-        const double step = k_ * sj * budget(bounds, q, c.positions[j]) * u * reach / qn;
+        const double step = push * sj * budget(bounds, q, c.positions[j]) * u * reach / qn;
         moved.k[a] += step * t.q[qa], moved.k[b] += step * t.q[qb];
       }
     }
@@ -75,7 +78,7 @@ void AlignedRopeInsideAttention::run(const Attention& c) {
       const double along = std::hypot(toward[a - q_row * d], toward[b - q_row * d]);
       if (along == 0) continue;
       const double reach = std::max(std::hypot(t.q[a], t.q[b]), std::hypot(in.q[a], in.q[b]));
-      const double step = k_ * budget(bounds, q, c.positions[token]) * u * reach / along;
+      const double step = push * budget(bounds, q, c.positions[token]) * u * reach / along;
       moved.q[a] += step * toward[a - q_row * d], moved.q[b] += step * toward[b - q_row * d];
     }
   }

@@ -155,7 +155,9 @@ class AmplifiedRopeInsideAttention final : public Offering<Attention> {
 /// each K/V head, the query row and dim of its first query head whose output a logit move shifts
 /// most (the largest sum_j p_j |v_jd - o_d|) is the target: each key it sees is pushed along that
 /// query's pairs, raising its logit where v_jd is above o_d and lowering it where below, and the
-/// query along sum_j p_j |v_jd - o_d| s_j k'_j, pair by pair. Then attention in double, rounded once.
+/// query along sum_j p_j |v_jd - o_d| s_j k'_j, pair by pair; all of it the other way where the first
+/// position is odd, so two calls an odd shift apart err opposite ways. Then attention in double,
+/// rounded once.
 /// An amplified model's errors point every way and mostly cancel in q.k and in the sum over keys;
 /// these do not, so K here says how far the bound is from the worst error its contract allows.
 class AlignedRopeInsideAttention final : public Offering<Attention> {
