@@ -61,24 +61,24 @@ void AlignedRopeInsideAttention::run(const Attention& c) {
     for (std::size_t j = s.first_key(token); j < (s.causal ? token + 1 : n); ++j) {
       const double gap = v(Eigen::Index(j), Eigen::Index(dim)) - target_o, sj = gap < 0 ? -scale_sign : scale_sign;
       const std::size_t k_row = j * KV + g;
-      for (int q = 0; q < r.rotary_dim / 2; ++q) {
-        const auto [a, b] = dims(k_row, q);
-        const auto [qa, qb] = dims(q_row, q);
+      for (int pair = 0; pair < r.rotary_dim / 2; ++pair) {
+        const auto [a, b] = dims(k_row, pair);
+        const auto [qa, qb] = dims(q_row, pair);
         toward[qa - q_row * d] += p(Eigen::Index(row), Eigen::Index(j)) * gap * t.k[a] * scale_sign;
         toward[qb - q_row * d] += p(Eigen::Index(row), Eigen::Index(j)) * gap * t.k[b] * scale_sign;
         const double qn = std::hypot(t.q[qa], t.q[qb]);
         if (qn == 0) continue;
         const double reach = std::max(std::hypot(t.k[a], t.k[b]), std::hypot(in.k[a], in.k[b]));
-        const double step = push * sj * budget(bounds, q, c.positions[j]) * u * reach / qn;
+        const double step = push * sj * budget(bounds, pair, c.positions[j]) * u * reach / qn;
         moved.k[a] += step * t.q[qa], moved.k[b] += step * t.q[qb];
       }
     }
-    for (int q = 0; q < r.rotary_dim / 2; ++q) {
-      const auto [a, b] = dims(q_row, q);
+    for (int pair = 0; pair < r.rotary_dim / 2; ++pair) {
+      const auto [a, b] = dims(q_row, pair);
       const double along = std::hypot(toward[a - q_row * d], toward[b - q_row * d]);
       if (along == 0) continue;
       const double reach = std::max(std::hypot(t.q[a], t.q[b]), std::hypot(in.q[a], in.q[b]));
-      const double step = push * budget(bounds, q, c.positions[token]) * u * reach / along;
+      const double step = push * budget(bounds, pair, c.positions[token]) * u * reach / along;
       moved.q[a] += step * toward[a - q_row * d], moved.q[b] += step * toward[b - q_row * d];
     }
   }
