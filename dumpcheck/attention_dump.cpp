@@ -94,12 +94,8 @@ void read_convention(const Json& c, AttentionSpec& s, const std::string& at) {
       throw FormatError(
           fmt::format("{}.rope: state layout and base (or rope_theta): the RoPE inside attention is not fitted", at));
     if (r.short_factor) throw FormatError(fmt::format("{}.rope: LongRoPE inside attention is not covered yet", at));
-    const RopeSpec rs = stated_spec(
-        r, RopeSpec{.head_dim = s.head_dim, .rotary_dim = r.rotary_dim.value_or(s.head_dim), .layout = *r.layout});
-    s.pe_base = rs.base;
-    s.rope_layout = rs.layout;
-    s.rotary_dim = rs.rotary_dim;
-    s.rope_scaling = rs.scaling;
+    s.set_rope(stated_spec(
+        r, RopeSpec{.head_dim = s.head_dim, .rotary_dim = r.rotary_dim.value_or(s.head_dim), .layout = *r.layout}));
     if (s.head_dim % 2 != 0) throw FormatError(fmt::format("{}: RoPE needs an even head_dim, got {}", at, s.head_dim));
   } else if (pe == "t5") {
     s.pe = AttentionPE::t5;

@@ -43,6 +43,8 @@ class PositionCeiling {
 /// edge_values() draw no value below fp32's least normal (FLT_MIN): each becomes a zero of its
 /// sign, as such a platform reads it. Above FLT_MIN nothing changes, so f16's subnormals (normal
 /// in the fp32 such a platform computes in) are still drawn, and every law is judged as before.
+
+/// A drawn position clamped to at most `limit` (so that p + headroom stays below 2^24).
 rc::Gen<std::int64_t> position_below(std::int64_t limit);
 /// A shift t != 0 that keeps every one of `shifted` within [0, 2^24 - 1] after adding it: the
 /// drawn t clamped to [1, room above the largest]; where there is no room, -t clamped to [1, the

@@ -248,9 +248,24 @@ struct AttentionSpec {
     return pe == AttentionPE::rope && (rope().rotary_dim != head_dim || rope_scaling.kind != RopeScalingKind::none ||
                                        rope_scaling.rotated_pairs != 0);
   }
+  /// rope()'s inverse: the head width, base, layout, rotary_dim (0 where it is the whole head) and
+  /// scaling rule from r.
+  void set_rope(const RopeSpec& r) {
+    head_dim = r.head_dim;
+    pe_base = r.base;
+    rope_layout = r.layout;
+    rotary_dim = r.rotary_dim == r.head_dim ? 0 : r.rotary_dim;
+    rope_scaling = r.scaling;
+  }
   AlibiSpec alibi() const { return {heads, causal}; }
   ShawSpec shaw() const { return {shaw_max_distance, head_dim}; }
   T5Spec t5() const { return {heads, t5_buckets, t5_max_distance, t5_bidirectional}; }
+  /// t5()'s inverse for the bucketing (the heads are attention's own).
+  void set_t5(const T5Spec& b) {
+    t5_buckets = b.num_buckets;
+    t5_max_distance = b.max_distance;
+    t5_bidirectional = b.bidirectional;
+  }
 
   void validate() const {
     if (heads <= 0 || head_dim <= 0)

@@ -12,12 +12,6 @@
 
 namespace pecheck::sharpness {
 
-double AlignedRopeInsideAttention::budget(const measure::ContractBounds& bounds, int p, std::int64_t pos) const {
-  const double E = tol::kPositionContract;
-  if (contract_ != Contract::dtype_trig && contract_ != Contract::fp32_angles) return E;
-  return std::max(E, bounds.at(contract_, p, pos));
-}
-
 void AlignedRopeInsideAttention::run(const Attention& c) {
   if (c.spec.pe != AttentionPE::rope) return scalar_->run(c);
   const AttentionSpec& s = c.spec;
@@ -69,7 +63,7 @@ void AlignedRopeInsideAttention::run(const Attention& c) {
         const double qn = std::hypot(t.q[qa], t.q[qb]);
         if (qn == 0) continue;
         const double reach = std::max(std::hypot(t.k[a], t.k[b]), std::hypot(in.k[a], in.k[b]));
-        const double step = push * sj * budget(bounds, pair, c.positions[j]) * u * reach / qn;
+        const double step = push * sj * bounds.at(contract_, pair, c.positions[j]) * u * reach / qn;
         moved.k[a] += step * t.q[qa], moved.k[b] += step * t.q[qb];
       }
     }
@@ -78,7 +72,7 @@ void AlignedRopeInsideAttention::run(const Attention& c) {
       const double along = std::hypot(toward[a - q_row * d], toward[b - q_row * d]);
       if (along == 0) continue;
       const double reach = std::max(std::hypot(t.q[a], t.q[b]), std::hypot(in.q[a], in.q[b]));
-      const double step = push * budget(bounds, pair, c.positions[token]) * u * reach / along;
+      const double step = push * bounds.at(contract_, pair, c.positions[token]) * u * reach / along;
       moved.q[a] += step * toward[a - q_row * d], moved.q[b] += step * toward[b - q_row * d];
     }
   }

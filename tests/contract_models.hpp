@@ -151,7 +151,7 @@ class AmplifiedRopeInsideAttention final : public Offering<Attention> {
 
 /// Attention with RoPE inside whose RoPE errs by the contract's whole per-pair budget, pointed the
 /// worst way for one output and scaled k times: the budget section 6's T charges, e_p u max(|x'_p|,
-/// |x_p|) on pair p (e_p = E, or the larger of E and dtype-trig's or fp32-angles' bound there). For
+/// |x_p|) on pair p (e_p the contract's pair bound there, measure::ContractBounds). For
 /// each K/V head, the query row and dim of its first query head whose output a logit move shifts
 /// most (the largest sum_j p_j |v_jd - o_d|) is the target: each key it sees is pushed along that
 /// query's pairs, raising its logit where v_jd is above o_d and lowering it where below, and the
@@ -170,8 +170,6 @@ class AlignedRopeInsideAttention final : public Offering<Attention> {
   void run(const Attention& c) override;
 
  private:
-  /// e_p at pos, as attention_bound charges it.
-  double budget(const measure::ContractBounds& bounds, int p, std::int64_t pos) const;
   Contract contract_;
   double k_;
   std::unique_ptr<Encoder> scalar_;

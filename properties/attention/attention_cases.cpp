@@ -4,7 +4,6 @@
 #include <cmath>
 #include <span>
 #include <tuple>
-#include <unordered_map>
 
 #include "harness/rope_measure.hpp"
 #include "reference/alibi.hpp"
@@ -375,21 +374,19 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const std::vector<double> qn = head_norms(t.q, s), kn = head_norms(t.k, s);
   const double E = tol::kPositionContract, rho = unit_roundoff(dt) / 0x1p-24;
   // RoPE's contract is per pair, e_p u |x_p| against the input pair (the input's norm too, for a
-  // rule whose cos/sin factor is below 1: an explicit LongRoPE attention_factor < 1): e_p = E under
-  // exact and rounded-p, under dtype-trig or fp32-angles the larger of E and that contract's bound
-  // on pair p at the token's position. T sums it pair by pair over each logit (section 6), so a
-  // pair whose angle errs most (fp32-angles' fastest) weighs only its own share of q'.k'.
+  // rule whose cos/sin factor is below 1: an explicit LongRoPE attention_factor < 1): e_p is the
+  // contract's bound on pair p at the token's position (E under exact and rounded-p). T sums it pair
+  // by pair over each logit (section 6), so a pair whose angle errs most (fp32-angles' fastest)
+  // weighs only its own share of q'.k'.
   PairBudget q_pairs, k_pairs;
   if (s.pe == AttentionPE::rope) {
     const RopeSpec r = s.rope();
     const std::size_t pairs = static_cast<std::size_t>(r.rotary_dim / 2);
-    std::vector<double> e(n * pairs, E);
-    if (contract == tol::Contract::dtype_trig || contract == tol::Contract::fp32_angles) {
-      const measure::ContractBounds bounds(dt, r);
-      for (std::size_t tok = 0; tok < n; ++tok)
-        for (std::size_t p = 0; p < pairs; ++p)
-          e[tok * pairs + p] = std::max(E, bounds.at(contract, static_cast<int>(p), c.positions[tok]));
-    }
+    const measure::ContractBounds bounds(dt, r);
+    std::vector<double> e(n * pairs);
+    for (std::size_t tok = 0; tok < n; ++tok)
+      for (std::size_t p = 0; p < pairs; ++p)
+        e[tok * pairs + p] = bounds.at(contract, static_cast<int>(p), c.positions[tok]);
     q_pairs = rope_pair_budget(r, s.heads, s.head_dim, in.q, t.q, std::span<const double>(e).subspan(off * pairs), rho);
     k_pairs = rope_pair_budget(r, s.kv_count(), s.head_dim, in.k, t.k, e, rho);
   }
@@ -406,14 +403,13 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
   const double angle64 = max_pos * (std::fabs(std::log(s.pe_base)) + 3) + 2;
   tol::AttentionMagnitudes b64 = b;
   const auto slopes = ref::alibi_slopes<double>(s.heads);
-  // T5's bucket depends on p_j - p_i alone: taken once per distance, not once per head and pair;
-  // at a bucket edge the other bucket too, which the judge accepts (accept_t5_edges).
-  std::unordered_map<std::int64_t, ref::T5Bucket> t5_bucket_of;
+  // T5's bias at a distance: at a bucket edge the other bucket's too, which the judge accepts
+  // (accept_t5_edges).
+  T5BucketsByDistance t5_bucket(s.t5());
   const auto t5_bias = [&](std::int64_t rel, std::size_t h) {
-    const auto [at, fresh] = t5_bucket_of.try_emplace(rel);
-    if (fresh) at->second = ref::t5_bucket<double>(s.t5(), rel, tol::kT5TieWindow);
+    const ref::T5Bucket& b = t5_bucket(rel);
     const auto entry = [&](int bucket) { return std::fabs(double{x.table[static_cast<std::size_t>(bucket) * H + h]}); };
-    return std::max(entry(at->second.bucket), at->second.alternative ? entry(*at->second.alternative) : 0.0);
+    return std::max(entry(b.bucket), b.alternative ? entry(*b.alternative) : 0.0);
   };
   // Query row r is token i = off + r (its position, its mask, its biases).
   for (std::size_t h = 0; h < H; ++h)

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "harness/generators.hpp"
@@ -13,6 +14,7 @@
 #include "harness/runner.hpp"
 #include "harness/tolerance.hpp"
 #include "interface/encoder.hpp"
+#include "reference/t5.hpp"
 
 namespace pecheck::props {
 
@@ -170,13 +172,30 @@ AttentionBound attention_bound(const AttentionCase& c, DType dt, const Attention
 std::vector<float> encoder_attention_prefix(Encoder& enc, DType dt, const AttentionCase& c, const AttentionData& x,
                                             std::size_t tokens, int queries, std::string& failure);
 
-/// T5 inside attention: where a query row's keys lie at a bucket edge (ref::T5Bucket::alternative:
-/// an fp32 log may take the neighbouring bucket), every choice of bucket at each such distance
-/// gives a correct output. Each (query row, head) whose nearest such output, to `out`, is not the
-/// exact buckets' gets that output (in double) in `expected` and `err` (out less it). Rows with
-/// more than 8 edge distances keep the exact buckets. Returns how many were moved; 0 without T5.
-std::size_t accept_t5_edges(const AttentionCase& c, const AttentionData& x, const std::vector<float>& out,
-                            std::vector<double>& expected, std::vector<double>& err);
+/// T5's bucket of each distance p_j - p_i, with the neighbouring one where the distance lies on a
+/// bucket edge (tol::kT5TieWindow: an fp32 log may land there), formed once per distance: the bias
+/// depends on nothing else.
+class T5BucketsByDistance {
+ public:
+  explicit T5BucketsByDistance(const T5Spec& s) : spec_(s) {}
+  const ref::T5Bucket& operator()(std::int64_t rel) {
+    const auto [at, fresh] = cache_.try_emplace(rel);
+    if (fresh) at->second = ref::t5_bucket<double>(spec_, rel, tol::kT5TieWindow);
+    return at->second;
+  }
+
+ private:
+  T5Spec spec_;
+  std::unordered_map<std::int64_t, ref::T5Bucket> cache_;
+};
+
+/// T5 inside attention: where a query row's keys lie at a bucket edge (T5BucketsByDistance's
+/// alternative), every choice of bucket at each such distance gives a correct output. Each
+/// (query row, head) whose nearest such output, to `out`, is not the exact buckets' gets that
+/// output (in double) in `expected` and `err` (out less it). Rows with more than 8 edge distances
+/// keep the exact buckets. Nothing changes without T5.
+void accept_t5_edges(const AttentionCase& c, const AttentionData& x, const std::vector<float>& out,
+                     std::vector<double>& expected, std::vector<double>& err);
 
 /// The encoder's `out` less the exact output, in double, and the exact output in `expected`:
 /// from the 50-digit reference for cases of up to kOracleMinN tokens, from the double oracle

@@ -6,11 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <unordered_map>
 
 #include "harness/tolerance.hpp"
 #include "properties/attention/attention_cases.hpp"
-#include "reference/t5.hpp"
 
 namespace pecheck::props {
 
@@ -20,20 +18,14 @@ namespace {
 constexpr std::size_t kMaxEdgeDistances = 8;
 }  // namespace
 
-std::size_t accept_t5_edges(const AttentionCase& c, const AttentionData& x, const std::vector<float>& out,
-                            std::vector<double>& expected, std::vector<double>& err) {
+void accept_t5_edges(const AttentionCase& c, const AttentionData& x, const std::vector<float>& out,
+                     std::vector<double>& expected, std::vector<double>& err) {
   const AttentionSpec& s = c.spec;
-  if (s.pe != AttentionPE::t5) return 0;
+  if (s.pe != AttentionPE::t5) return;
   const std::size_t n = c.n(), H = static_cast<std::size_t>(s.heads), d = static_cast<std::size_t>(s.head_dim),
                     KV = static_cast<std::size_t>(s.kv_count()), off = s.query_offset(n), nq = s.query_count(n);
-  std::unordered_map<std::int64_t, ref::T5Bucket> bucket_of;  // by distance: the bias depends on nothing else
-  const auto bucket = [&](std::int64_t rel) -> const ref::T5Bucket& {
-    const auto [at, fresh] = bucket_of.try_emplace(rel);
-    if (fresh) at->second = ref::t5_bucket<double>(s.t5(), rel, tol::kT5TieWindow);
-    return at->second;
-  };
+  T5BucketsByDistance bucket(s.t5());
   const double scale = s.effective_scale();
-  std::size_t moved = 0;
   for (std::size_t r = 0; r < nq; ++r) {
     const std::size_t i = off + r, first = s.first_key(i), end = s.causal ? i + 1 : n;
     std::vector<std::int64_t> edges;  // this row's distinct edge distances: one choice each
@@ -70,7 +62,7 @@ std::size_t accept_t5_edges(const AttentionCase& c, const AttentionData& x, cons
         base_sum += w;
         for (std::size_t e = 0; e < d; ++e) base[e] += w * x.v[(j * KV + g) * d + e];
       }
-      double best_gap = std::numeric_limits<double>::infinity();
+      double best_gap = std::numeric_limits<double>::infinity(), best_sum = 1;
       unsigned best = 0;
       std::vector<double> o(d), best_o(d);
       for (unsigned choice = 0; choice < (1u << edges.size()); ++choice) {
@@ -85,17 +77,15 @@ std::size_t accept_t5_edges(const AttentionCase& c, const AttentionData& x, cons
         }
         double gap = 0;
         for (std::size_t e = 0; e < d; ++e) gap = std::max(gap, std::fabs(double{out[row + e]} - o[e] / sum));
-        if (gap < best_gap) best_gap = gap, best = choice, best_o = o, best_o.push_back(sum);
+        if (gap < best_gap) best_gap = gap, best = choice, best_o = o, best_sum = sum;
       }
-      if (best == 0) continue;  // the exact buckets fit best: their 50-digit output stays
+      if (best == 0) continue;  // the exact buckets fit best: the reference's own output stays
       for (std::size_t e = 0; e < d; ++e) {
-        expected[row + e] = best_o[e] / best_o[d];
+        expected[row + e] = best_o[e] / best_sum;
         err[row + e] = double{out[row + e]} - expected[row + e];
       }
-      ++moved;
     }
   }
-  return moved;
 }
 
 }  // namespace pecheck::props

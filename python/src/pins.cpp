@@ -331,9 +331,7 @@ void pin_attention(Pins& pins, const Json& c) {
       convention = [pinned = t5.t5](AttentionSpec& s) {
         T5Spec b = s.t5();
         pinned(b);
-        s.t5_buckets = b.num_buckets;
-        s.t5_max_distance = b.max_distance;
-        s.t5_bidirectional = b.bidirectional;
+        s.set_t5(b);
       };
       break;
     }
@@ -346,11 +344,7 @@ void pin_attention(Pins& pins, const Json& c) {
       convention = [turn = rope.rope](AttentionSpec& s) {
         RopeSpec r = s.rope();
         turn(r);
-        s.head_dim = r.head_dim;
-        s.pe_base = r.base;
-        s.rope_layout = r.layout;
-        s.rotary_dim = r.rotary_dim == r.head_dim ? 0 : r.rotary_dim;
-        s.rope_scaling = r.scaling;
+        s.set_rope(r);
       };
       break;
     }
