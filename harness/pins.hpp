@@ -34,6 +34,7 @@ struct Pins {
   std::function<void(T5Spec&)> t5;
   std::function<void(MropeSpec&)> mrope;
   std::function<void(Rope2dSpec&)> rope2d;
+  std::function<void(RelativeBias2dSpec&)> relative_bias_2d;
   /// The pinned RoPE rule's length L is each call's own, max(position) + 1 (at least 1), not one
   /// stated value: transformers' dynamic NTK recomputes its base from each call's position_ids.
   /// The laws that compare calls at different positions do not hold for such an encoder.
@@ -66,6 +67,8 @@ struct Pins {
         return static_cast<bool>(mrope);
       case Op::rope2d_apply:
         return static_cast<bool>(rope2d);
+      case Op::relative_bias_2d:
+        return static_cast<bool>(relative_bias_2d);
       case Op::attention:
         return attention_pe.has_value() || attention_forms.has_value() || attention_pes.has_value();
       default:
@@ -98,6 +101,9 @@ struct Pins {
   }
   void apply(Rope2dSpec& s) const {
     if (rope2d) rope2d(s);
+  }
+  void apply(RelativeBias2dSpec& s) const {
+    if (relative_bias_2d) relative_bias_2d(s);
   }
   void apply(AttentionSpec& s) const {
     if (attention && attention_pe && s.pe == *attention_pe) attention(s);

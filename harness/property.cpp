@@ -28,6 +28,8 @@ std::string_view family_name(Family f) {
       return "alibi";
     case Family::attention:
       return "attention";
+    case Family::relative_bias_2d:
+      return "relative_bias_2d";
   }
   return "?";
 }

@@ -20,7 +20,19 @@
 
 namespace pecheck {
 
-enum class Family { sinusoidal, sinusoidal2d, learned, shaw, t5, rope, rope2d, mrope, alibi, attention };
+enum class Family {
+  sinusoidal,
+  sinusoidal2d,
+  learned,
+  shaw,
+  t5,
+  rope,
+  rope2d,
+  mrope,
+  alibi,
+  attention,
+  relative_bias_2d
+};
 std::string_view family_name(Family f);
 
 /// Whether the measured value must stay below the bound (a discrepancy) or exceed it (a

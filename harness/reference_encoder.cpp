@@ -9,6 +9,7 @@
 #include "reference/encodings_2d.hpp"
 #include "reference/learned.hpp"
 #include "reference/mrope.hpp"
+#include "reference/relative_bias_2d.hpp"
 #include "reference/rope.hpp"
 #include "reference/shaw.hpp"
 #include "reference/sinusoidal.hpp"
@@ -79,6 +80,12 @@ class ReferenceDoubleEncoder final : public Encoder {
     auto xd = widen(x);
     ref::rope2d_apply<double>(s, heads, rows, cols, std::span<double>(xd));
     narrow(dt, xd, x);
+  }
+  void run(const RelativeBias2d& c) override {
+    const auto& [s, dt, table, rows, cols, out] = c;
+    c.check();
+    const auto td = widen(table);
+    narrow(dt, ref::relative_bias_2d_tensor<double>(s, td, rows, cols), out);
   }
   void run(const MropeApply& c) override {
     c.check();

@@ -235,6 +235,8 @@ const std::vector<Entry>& table() {
       {"t5.bucket", "out[h,i,j] == table[bucket(p_j - p_i), h] bitwise", "exact; 2^-12 tie window",
        "a gather; the neighbouring bucket is accepted only where the exact log coordinate is within 2^-12 of an "
        "integer (fp32 log)"},
+      {"relative_bias_2d.entry", "out[h,i,j] == table[row(offset(i, j)), h] bitwise", "exact",
+       "a gather of table entries already in the storage dtype: nothing rounds"},
       {"learned.add", "|y - y_ref| / (u max(|y_ref|, min_normal))", "1 + u32/u (1 + u64/u32 for f32)",
        "one rounding (1u relative), double rounding through fp32 (or double for f32)"},
       {"alibi.bias", "|b - b_ref| / (u max(|b_ref|, min_normal))", "1 + 3 u32/u",

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "interface/encoder.hpp"
 
 namespace pecheck {
@@ -28,6 +30,8 @@ std::string_view op_name(Op op) {
       return "rope2d_apply";
     case Op::mrope_apply:
       return "mrope_apply";
+    case Op::relative_bias_2d:
+      return "relative_bias_2d";
   }
   return "?";
 }
@@ -150,6 +154,12 @@ std::vector<TensorArg> MropeApply::tensors() const {
           positions_arg("height", height, n), positions_arg("width", width, n)};
 }
 
+std::vector<TensorArg> RelativeBias2d::tensors() const {
+  const std::size_t n = rows.size();
+  return {input("table", table, {z(spec.table_rows()), z(spec.heads)}), positions_arg("rows", rows),
+          positions_arg("cols", cols, n), output("out", out, {z(spec.heads), n, n})};
+}
+
 void SinusoidalTable::check() const { check_call(*this); }
 void LearnedAdd::check() const { check_call(*this); }
 void RopeApply::check() const {
@@ -174,6 +184,23 @@ void Rope2dApply::check() const {
 void MropeApply::check() const {
   positive_heads("M-RoPE", heads);
   check_call(*this);
+}
+
+void RelativeBias2d::check() const {
+  check_call(*this);
+  // Every offset between two patches must have its row in the table: the patches' rows (and
+  // columns) span less than the window. The class token's position is not read.
+  const std::size_t first = spec.class_token ? 1 : 0;
+  const auto within = [&](std::span<const std::int64_t> p, int window, std::string_view axis) {
+    if (p.size() <= first) return;
+    const auto [lo, hi] = std::minmax_element(p.begin() + static_cast<std::ptrdiff_t>(first), p.end());
+    // Unsigned, so no difference of two int64s overflows (hi >= lo: it is the true span).
+    if (static_cast<std::uint64_t>(*hi) - static_cast<std::uint64_t>(*lo) >= static_cast<std::uint64_t>(window))
+      throw std::invalid_argument(
+          fmt::format("relative_bias_2d {} span {} to {}, beyond a window of {} {}", axis, *lo, *hi, window, axis));
+  };
+  within(rows, spec.window_rows, "rows");
+  within(cols, spec.window_cols, "cols");
 }
 
 }  // namespace pecheck

@@ -38,6 +38,7 @@ enum class Op {
   sinusoidal2d_table,
   rope2d_apply,
   mrope_apply,
+  relative_bias_2d,
 };
 
 /// How a call uses one of its tensors.
@@ -184,6 +185,21 @@ struct MropeApply {
   std::vector<TensorArg> tensors() const;
 };
 
+/// out (heads, n, n) = table[row(i, j), h] with table (spec.table_rows(), heads): the 2-D relative
+/// bias of query patch i at (rows[i], cols[i]) against key patch j (spec/conventions_2d.hpp). The
+/// patches' rows, and their columns, must each span less than the window; under class_token
+/// token 0 is the class token and its position is not read.
+struct RelativeBias2d {
+  static constexpr Op op = Op::relative_bias_2d;
+  RelativeBias2dSpec spec;
+  DType dtype;
+  std::span<const float> table;
+  std::span<const std::int64_t> rows, cols;
+  std::span<float> out;
+  void check() const;
+  std::vector<TensorArg> tensors() const;
+};
+
 template <class... Calls>
 struct OperationList {
   static constexpr std::size_t size = sizeof...(Calls);
@@ -191,7 +207,7 @@ struct OperationList {
 
 /// The one table of operations.
 using Operations = OperationList<SinusoidalTable, LearnedAdd, RopeApply, AlibiBias, ShawScores, T5Bias, Attention,
-                                 Sinusoidal2dTable, Rope2dApply, MropeApply>;
+                                 Sinusoidal2dTable, Rope2dApply, MropeApply, RelativeBias2d>;
 
 inline constexpr std::size_t kOperationCount = Operations::size;
 
@@ -203,7 +219,7 @@ constexpr bool ops_in_table_order(OperationList<Calls...>) {
 }
 }  // namespace detail
 static_assert(detail::ops_in_table_order(Operations{}), "Op and Operations must list the operations in one order");
-static_assert(static_cast<std::size_t>(Op::mrope_apply) + 1 == kOperationCount, "an Op without a call type");
+static_assert(static_cast<std::size_t>(Op::relative_bias_2d) + 1 == kOperationCount, "an Op without a call type");
 
 std::string_view op_name(Op op);
 

@@ -372,9 +372,10 @@ class PluginEncoder final : public Encoder {
     call.read(0, request.x);
   }
 
-  // ABI v1 has no 2-D operation: declined by name, so a plugin is never checked on them.
+  // The ABI has no 2-D operation: declined by name, so a plugin is never checked on them.
   void run(const Sinusoidal2dTable&) override { decline(*this, Op::sinusoidal2d_table); }
   void run(const Rope2dApply&) override { decline(*this, Op::rope2d_apply); }
+  void run(const RelativeBias2d&) override { decline(*this, Op::relative_bias_2d); }
 
  private:
   const pecheck_plugin& p_;

@@ -204,6 +204,7 @@ std::optional<int> abi_op(Op op) {
       return PECHECK_OP_MROPE_APPLY;
     case Op::sinusoidal2d_table:
     case Op::rope2d_apply:
+    case Op::relative_bias_2d:
       return std::nullopt;
   }
   return std::nullopt;

@@ -36,6 +36,9 @@ std::vector<std::string> coverage_forms(Op op, bool pinned) {
       return far;
     case Op::t5_bias:
       return {"bidirectional", "causal"};
+    case Op::relative_bias_2d:
+      return pinned ? std::vector<std::string>{"whole window"}
+                    : std::vector<std::string>{"square window", "non-square window", "class token", "whole window"};
     default:
       return {};
   }

@@ -1,4 +1,5 @@
-// The 2-D conventions for images (ViT patches at (row, col)): a sinusoid per axis, and 2-D RoPE.
+// The 2-D conventions for images (ViT patches at (row, col)): a sinusoid per axis, 2-D RoPE, and
+// the 2-D relative position bias table.
 #pragma once
 
 #include <fmt/format.h>
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -91,6 +93,41 @@ struct Rope2dSpec {
     return fmt::format("rope2d(layout={},d={},base={}{}{})", layout_name(layout), head_dim, short_number(base),
                        pairing == Rope2dPairing::per_half ? "" : ",pairing=whole_head",
                        frequencies == Rope2dFrequencies::shared ? "" : ",frequencies=split");
+  }
+};
+
+/// A 2-D relative position bias table (Swin, Liu et al. 2021; BEiT, Bao et al. 2022): per head, one
+/// learned bias for each offset (dr, dc) = (row_i - row_j, col_i - col_j) of a query patch i from a
+/// key patch j inside a window of window_rows x window_cols patches (query minus key, as HF's
+/// relative_coords = coords[:, :, None] - coords[:, None, :]). The offsets' rows of the table come
+/// first, row-major over dr then dc: offset_row(dr, dc) = (dr + window_rows - 1) (2 window_cols - 1) +
+/// dc + window_cols - 1, HF's relative_position_index. With class_token (BEiT, Data2Vec-Vision) the
+/// call's first token is the class token, whose row and column positions are unread, and three
+/// rows follow the offsets': the class token's queries read table_rows() - 3, the keys it is seen
+/// as read table_rows() - 2, and its own score table_rows() - 1.
+struct RelativeBias2dSpec {
+  int heads = 4;
+  int window_rows = 7;
+  int window_cols = 7;
+  bool class_token = false;
+
+  /// The table's rows that offsets read: (2 window_rows - 1)(2 window_cols - 1).
+  int offset_rows() const { return (2 * window_rows - 1) * (2 * window_cols - 1); }
+  int table_rows() const { return offset_rows() + (class_token ? 3 : 0); }
+  /// The table row of offset (dr, dc); |dr| < window_rows and |dc| < window_cols.
+  int offset_row(std::int64_t dr, std::int64_t dc) const {
+    return static_cast<int>((dr + window_rows - 1) * (2 * window_cols - 1) + dc + window_cols - 1);
+  }
+  void validate() const {
+    if (heads <= 0) throw std::invalid_argument(fmt::format("2-D relative bias needs heads > 0, got {}", heads));
+    // 2^12 patches a side keeps the table's row count (about 2^26) an int.
+    if (window_rows <= 0 || window_cols <= 0 || window_rows > 4096 || window_cols > 4096)
+      throw std::invalid_argument(fmt::format("2-D relative bias window must be 1 to 4096 patches a side, got {}x{}",
+                                              window_rows, window_cols));
+  }
+  std::string describe() const {
+    return fmt::format("relative_bias_2d(heads={},window={}x{}{})", heads, window_rows, window_cols,
+                       class_token ? ",class_token" : "");
   }
 };
 

@@ -100,7 +100,13 @@ template <Isa I>
 class VectorEncoder final : public Encoder {
  public:
   std::string name() const override { return I == Isa::avx512 ? "avx512" : "avx2"; }
-  Support supports(Op, DType) const override { return {}; }
+  // The 2-D relative bias reads a table and does no arithmetic a vector kernel would change: the scalar
+  // backend's kernel is its one implementation.
+  Support supports(Op op, DType) const override {
+    if (op == Op::relative_bias_2d) return {false, "relative_bias_2d is a table read, kept to the scalar backend"};
+    return {};
+  }
+  void run(const RelativeBias2d&) override { decline(*this, Op::relative_bias_2d); }
 
   // Each call's fields as plain references, not a structured binding: clang 14 cannot capture a
   // structured binding in the lambdas below (C++20's P1091, from clang 16).

@@ -34,7 +34,13 @@ class CudaEncoder final : public Encoder {
 
   std::string name() const override { return name_; }
 
-  Support supports(Op, DType) const override { return {}; }
+  // The 2-D relative bias reads a table and does no arithmetic a CUDA kernel would change: the scalar
+  // backend's kernel is its one implementation.
+  Support supports(Op op, DType) const override {
+    if (op == Op::relative_bias_2d) return {false, "relative_bias_2d is a table read, kept to the scalar backend"};
+    return {};
+  }
+  void run(const RelativeBias2d&) override { decline(*this, Op::relative_bias_2d); }
 
   void run(const SinusoidalTable& c) override {
     const auto& [s, dt, positions, out] = c;

@@ -24,6 +24,9 @@ void shaw_scores(const ShawSpec&, DType, std::span<const float> q, std::span<con
                  std::span<const float> table, std::span<const std::int64_t> positions, std::span<float> out);
 void t5_bias(const T5Spec&, DType, std::span<const float> table, std::span<const std::int64_t> positions,
              std::span<float> out);
+/// The 2-D relative bias (Swin, BEiT): a read of the table at each pair of patches' offset.
+void relative_bias_2d(const RelativeBias2dSpec&, DType, std::span<const float> table,
+                      std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::span<float> out);
 void sinusoidal2d_table(const Sinusoidal2dSpec&, DType, std::span<const std::int64_t> rows,
                         std::span<const std::int64_t> cols, std::span<float> out);
 void rope2d_apply(const Rope2dSpec&, DType, int heads, std::span<const std::int64_t> rows,

@@ -36,6 +36,10 @@ class ScalarEncoder final : public Encoder {
     const auto& [s, dt, table, pos, out] = c;
     scalar::t5_bias(s, dt, table, pos, out);
   }
+  void run(const RelativeBias2d& c) override {
+    const auto& [s, dt, table, rows, cols, out] = c;
+    scalar::relative_bias_2d(s, dt, table, rows, cols, out);
+  }
   void run(const Sinusoidal2dTable& c) override {
     const auto& [s, dt, rows, cols, out] = c;
     scalar::sinusoidal2d_table(s, dt, rows, cols, out);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "harness/measure.hpp"  // Real
 #include "harness/tolerance.hpp"
 #include "reference/real.hpp"
 #include "reference/sinusoidal.hpp"

@@ -50,6 +50,7 @@ OPERATIONS = {
     "sinusoidal2d": "sinusoidal2d_table",
     "rope2d": "rope2d_apply",
     "mrope": "mrope_apply",
+    "relative_bias_2d": "relative_bias_2d",
 }
 # What fn receives and returns: NumPy arrays, torch tensors or JAX arrays.
 Framework = Literal["numpy", "torch", "jax"]

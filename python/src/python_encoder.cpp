@@ -40,6 +40,7 @@ struct Marshalled {
 void add_sizes(const SinusoidalTable& c, nb::dict& sizes) { sizes["d_model"] = c.spec.d_model; }
 void add_sizes(const AlibiBias& c, nb::dict& sizes) { sizes["heads"] = c.spec.heads; }
 void add_sizes(const Sinusoidal2dTable& c, nb::dict& sizes) { sizes["d_model"] = c.spec.d_model; }
+void add_sizes(const RelativeBias2d& c, nb::dict& sizes) { sizes["heads"] = c.spec.heads; }
 void add_sizes(const auto&, nb::dict&) {}
 
 /// A call's tensors as its declaration gives them (Call::tensors): every input and in-place tensor
@@ -147,6 +148,7 @@ PECHECK_PYTHON_HANDLES(Attention)
 PECHECK_PYTHON_HANDLES(Sinusoidal2dTable)
 PECHECK_PYTHON_HANDLES(Rope2dApply)
 PECHECK_PYTHON_HANDLES(MropeApply)
+PECHECK_PYTHON_HANDLES(RelativeBias2d)
 #undef PECHECK_PYTHON_HANDLES
 
 }  // namespace pecheck::python

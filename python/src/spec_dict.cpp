@@ -94,4 +94,11 @@ Json spec_json(const MropeSpec& s) {
           {"layout", str(layout_name(s.layout))}};
 }
 
+Json spec_json(const RelativeBias2dSpec& s) {
+  return {{"heads", s.heads},
+          {"window_rows", s.window_rows},
+          {"window_cols", s.window_cols},
+          {"class_token", s.class_token}};
+}
+
 }  // namespace pecheck::python

@@ -18,5 +18,6 @@ nlohmann::json spec_json(const AttentionSpec&);
 nlohmann::json spec_json(const Sinusoidal2dSpec&);
 nlohmann::json spec_json(const Rope2dSpec&);
 nlohmann::json spec_json(const MropeSpec&);
+nlohmann::json spec_json(const RelativeBias2dSpec&);
 
 }  // namespace pecheck::python

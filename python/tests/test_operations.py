@@ -19,6 +19,7 @@ SIGNATURES = {
     "sinusoidal2d": {"rows", "cols", "d_model"},
     "rope2d": {"x", "rows", "cols"},
     "mrope": {"x", "temporal", "height", "width"},
+    "relative_bias_2d": {"table", "rows", "cols", "heads"},
 }
 
 
@@ -32,7 +33,7 @@ def output_shape(op, kw):
         return (kw["heads"], n, n)
     if op == "shaw":
         return (n, n)
-    if op == "t5":
+    if op in ("t5", "relative_bias_2d"):
         return (kw["table"].shape[1], n, n)
     return kw["q"].shape  # attention
 
