@@ -169,6 +169,31 @@ void pin_t5(Pins& pins, const Json& c) {
   validate_pinned(pins, T5Spec{});
 }
 
+void pin_relative_bias_2d(Pins& pins, const Json& c) {
+  // HF's window_size (Swin's config; BEiT's is image_size // patch_size): one side, or [rows, cols].
+  only_keys(c, {"heads", "window_size", "class_token"}, Op::relative_bias_2d);
+  const auto heads = field<int>(c, "heads");
+  const auto class_token = field<bool>(c, "class_token");
+  if (!c.contains("window_size") || class_token == std::nullopt)
+    bad("the 2-D relative bias needs 'window_size' (one side, or [rows, cols]: Swin's config.window_size, BEiT's "
+        "image_size // patch_size) and 'class_token' (BEiT and Data2Vec-Vision: true; Swin: false)");
+  const Json& w = c.at("window_size");
+  int rows = 0, cols = 0;
+  if (w.is_number_integer())
+    rows = cols = w.get<int>();
+  else if (w.is_array() && w.size() == 2 && w[0].is_number_integer() && w[1].is_number_integer())
+    rows = w[0].get<int>(), cols = w[1].get<int>();
+  else
+    bad(fmt::format("'window_size' must be an integer or [rows, cols], got {}", w.dump()));
+  pins.relative_bias_2d = [=](RelativeBias2dSpec& s) {
+    if (heads) s.heads = *heads;
+    s.window_rows = rows;
+    s.window_cols = cols;
+    s.class_token = *class_token;
+  };
+  validate_pinned(pins, RelativeBias2dSpec{});
+}
+
 /// What an M-RoPE dict states: transformers 5's rope_parameters (Qwen2-VL keeps mrope_section
 /// there, Qwen3-VL also mrope_interleaved) or 4.x's rope_scaling {"type": "mrope", ...}.
 struct MropeStatement {
@@ -385,6 +410,9 @@ std::shared_ptr<const Pins> pins_from_convention(Op op, const Json& convention) 
       break;
     case Op::rope2d_apply:
       pin_rope2d(*pins, convention);
+      break;
+    case Op::relative_bias_2d:
+      pin_relative_bias_2d(*pins, convention);
       break;
     case Op::attention:
       pin_attention(*pins, convention);
