@@ -47,6 +47,9 @@ if V5:
         ("sam2_video", "default"): "PASS",  # 2-D RoPE, interleaved pairs
         ("wav2vec2-conformer", "rotary"): "PASS",  # cos/sin rows of a sequence, the attention's own apply
         ("bert", "default"): "FAIL",  # a position past the table gives an empty row (findings.EMPTY_ROW)
+        ("swin", "default"): "PASS",  # the 2-D relative position bias table, SwinRelativePositionBias
+        ("beit", "default"): "PASS",  # BEiT's, with the class token's three rows
+        ("beit", "non-square"): "FAIL",  # its table reshaped with the sides exchanged (findings.BEIT_SIDES)
         ("nanochat", "default"): "FAIL",  # turns by -p w (findings.NANOCHAT)
     })
 else:
@@ -153,7 +156,7 @@ LEFT_OUT = [
     ("mamba", "none"),
     ("vit", "unknown: learned patch-grid positions (ViT)"),
     ("llava", "composite"),
-    ("swin", "unknown: 2-D relative position bias table (Swin, BEiT)"),
+    ("swinv2", "unknown: continuous 2-D relative position bias (Swin V2)"),
 ]
 if V5:
     LEFT_OUT += [

@@ -1,6 +1,7 @@
 """Attention biases as each architecture builds them: ALiBi (BLOOM's build_alibi_tensor, MPT's
-build_mpt_alibi_tensor, Falcon's alibi option) and T5's bucketed relative bias (compute_bias of every
-attention class that has one), read at the positions pecheck gives."""
+build_mpt_alibi_tensor, Falcon's alibi option), T5's bucketed relative bias (compute_bias of every
+attention class that has one) and Swin's and BEiT's 2-D relative position bias tables, read at the
+positions pecheck gives."""
 import inspect
 
 from .rope import no_negative
@@ -118,3 +119,106 @@ def t5_subjects(arch, module, config_cls):
     return subjects
 
 
+
+
+def _window_places(rows, cols, window_cols, first):
+    """Each patch's raster index in a window whose first row and column are the patches' least (the
+    bias depends on offsets alone, so any placement of the patches in the window reads the same)."""
+    r, c = rows[first:], cols[first:]
+    return (r - r.min()) * window_cols + (c - c.min())
+
+
+def _gathered(whole, window_cols, class_token):
+    """fn(table, rows, cols, heads) -> (heads, n, n) from whole(table) -> (heads, T, T), the model's bias
+    over its whole window in raster order (T = Wh Ww, after its class token when it has one)."""
+    import torch
+
+    def fn(table, rows, cols, heads):
+        with torch.no_grad():
+            bias = whole(table)
+        at = _window_places(rows, cols, window_cols, 1 if class_token else 0)
+        if class_token:
+            at = torch.cat([torch.zeros(1, dtype=torch.long), 1 + at])
+        return bias[:, at][:, :, at]
+
+    return fn
+
+
+def _set_table(module, table):
+    module.relative_position_bias_table.copy_(table)
+
+
+def relative_bias_2d_subjects(arch, module, config_cls):
+    """Swin's and BEiT's 2-D relative position bias tables: a *RelativePositionBias module (Swin's of
+    (num_heads, window), BEiT's and Data2Vec-Vision's of the config, with a class token), or a Swin-style
+    self-attention holding the table and its relative_position_index buffer (Donut, MaskFormer, CLAP's
+    audio tower), whose forward's one-line gather is restated around its own buffer."""
+    own = {n: c for n, c in vars(module).items() if inspect.isclass(c) and c.__module__ == module.__name__}
+    bias_cls = next((c for n, c in own.items() if n.endswith("RelativePositionBias")), None)
+    attn_cls = next((c for n, c in own.items() if n.endswith("SelfAttention")
+                     and "create_relative_position_index" in vars(c)), None)
+    if bias_cls is None and attn_cls is None:
+        return None
+    config = config_cls()
+    heads_of = getattr(config, "num_heads", None) or getattr(config, "num_attention_heads")
+    heads = heads_of[0] if isinstance(heads_of, (list, tuple)) else heads_of
+    heads_key = "num_heads" if getattr(config, "num_heads", None) else "num_attention_heads"
+    if bias_cls is not None and "config" not in inspect.signature(bias_cls.__init__).parameters:
+        window = (config.window_size, config.window_size)  # Swin's: (num_heads, window_size)
+
+        def build():
+            bias = bias_cls(heads, window)
+
+            def whole(table):
+                _set_table(bias, table)
+                return bias()[0]
+
+            return _gathered(whole, window[1], False)
+
+        name, class_token = f"{bias_cls.__name__}()", False
+        stated = f"window_size={config.window_size}; {heads_key}[0]={heads}"
+    elif bias_cls is not None:  # BEiT's and Data2Vec-Vision's, of the config, with the class token
+        # The config's square image, and a non-square one (MiDaS v3.1's arbitrary window sizes, which
+        # BEiT's generate_relative_position_index was modified to support): one row each.
+        subjects = []
+        for variant, image in (("default", config.image_size), ("non-square", [config.image_size,
+                                                                                config.image_size * 5 // 7])):
+            sized = config_cls(image_size=image)
+            h, w = (image, image) if isinstance(image, int) else image
+            window = (h // sized.patch_size, w // sized.patch_size)
+            kw = {"window_size": window} if "window_size" in inspect.signature(bias_cls.__init__).parameters else {}
+
+            def build(sized=sized, window=window, kw=kw):
+                bias = bias_cls(sized, **kw)
+
+                def whole(table):
+                    _set_table(bias, table)
+                    return bias(window)[0]
+
+                return _gathered(whole, window[1], True)
+
+            stated = (f"image_size/patch_size={image}/{sized.patch_size}; {heads_key}={heads}; the module built "
+                      f"directly (use_relative_position_bias={sized.use_relative_position_bias} by default)")
+            conv = {"heads": heads, "window_size": list(window), "class_token": True}
+            subjects.append(Subject(arch, "relative_bias_2d", variant, "relative_bias_2d", build, conv, stated,
+                                    f"{bias_cls.__name__}(window_size)", asserted=("*",)))
+        return subjects
+    else:  # a Swin-style self-attention: the table and relative_position_index are its own
+        window = (config.window_size, config.window_size)
+
+        def build():
+            attention = attn_cls(config, heads * 8, heads, config.window_size)
+            area = window[0] * window[1]
+
+            def whole(table):
+                _set_table(attention, table)
+                gathered = attention.relative_position_bias_table[attention.relative_position_index.view(-1)]
+                return gathered.view(area, area, -1).permute(2, 0, 1)
+
+            return _gathered(whole, window[1], False)
+
+        name, class_token = f"{attn_cls.__name__}.relative_position_index (its forward's gather restated)", False
+        stated = f"window_size={config.window_size}; {heads_key}[0]={heads}"
+    conv = {"heads": heads, "window_size": list(window), "class_token": class_token}
+    return [Subject(arch, "relative_bias_2d", "default", "relative_bias_2d", build, conv, stated, name,
+                    asserted=("*",))]

@@ -15,6 +15,7 @@ ONE_ROW = "A one-row learned table broadcasts over a longer sequence"
 COMPASS = "Cohere Compass's rotary module cannot be built from its config class's default"
 NANOCHAT = "nanochat rotates by -p w: a convention pecheck cannot state yet"
 EMPTY_ROW = "A position past BERT's table gives an empty embedding"
+BEIT_SIDES = "BEiT reshapes its relative position bias table with the window's sides exchanged"
 CAUSES = [
     ("nanochat", "*", "rope.*", NANOCHAT),
     ("*", "yarn-stretched", "rope.agrees_with_reference", YARN_L0),
@@ -29,9 +30,25 @@ CAUSES = [
     ("*", "default", "learned.agrees_with_reference", ONE_ROW, "*learned(max_len=1,*outside=1*accepted*"),
     ("*", "default", "learned.agrees_with_reference", EMPTY_ROW, "*the output has shape (1, 0), expected (1, 1)*"),
     ("cohere_compass_text", "default", "KeyError:*", COMPASS),
+    # agreement, and offset injectivity where resampled values coincide: not translation invariance
+    ("*", "non-square", "relative_bias_2d.[ao]*", BEIT_SIDES),
 ]
 
 EXPLANATIONS = {
+    BEIT_SIDES: (
+        "A real divergence (transformers 5.24, and 4.49 has the same line; found by this family's first run). "
+        "`BeitRelativePositionBias.forward` "
+        "(and Data2Vec-Vision's copy) reshapes the offsets' rows of its table as `reshape(1, old_width, "
+        "old_height, -1)` before `interpolate(..., size=(new_height, new_width), mode=\"bilinear\")`, while "
+        "`generate_relative_position_index` lays them out row-major over (2 Wh - 1) x (2 Ww - 1). For a square "
+        "window both readings agree and the interpolate is the identity. For a non-square one (an image_size "
+        "[224, 160] with patch 16: a 14 x 10 window) the bias returned is a bilinear resampling of a misplaced "
+        "table, not its entries: the shrunk counterexample (three tokens) already reads another value than the "
+        "table's entry for offset (0, 0). It is still a "
+        "function of the offset alone, so translation invariance holds. Agreement with the index sees it, and "
+        "offset injectivity too wherever two offsets' resampled values come out equal (in bf16 and f16 at "
+        "pecheck's default seed). "
+        "`mutant-relative-bias-2d-beit-resampled` plants the same reshape."),
     YARN_L0: (
         "A real divergence (transformers 4.49; 5.x reads the stated L0). YaRN's paper and the configs written from it (DeepSeek's) state the trained context "
         "as `rope_scaling.original_max_position_embeddings` (L0) and the stretched one as "

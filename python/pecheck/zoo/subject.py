@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 # The families pecheck has an operation for (its table's operations, short names).
-FAMILIES = ("rope", "mrope", "rope2d", "alibi", "t5", "sinusoidal", "learned", "shaw")
+FAMILIES = ("rope", "mrope", "rope2d", "alibi", "t5", "sinusoidal", "learned", "shaw", "relative_bias_2d")
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .subject import NotCallable, Skip
 # Every builder is asked; for one family and variant the first that finds it wins (find()).
 FAMILY_BUILDERS = (
     rope.config_style, rope.dim_style, rope_tables.table_style, rope_tables.interleaved_sinusoid_style,
-    rope_tables.sequence_style, mrope.subjects, bias.alibi_subjects, bias.t5_subjects, tables.sinusoid_subjects,
+    rope_tables.sequence_style, mrope.subjects, bias.alibi_subjects, bias.t5_subjects, bias.relative_bias_2d_subjects, tables.sinusoid_subjects,
     tables.sinusoid_function_subjects, tables.learned_class_subjects, embeddings.subjects, decoders.subjects,
     vision.subjects, conformer.subjects,
 )
