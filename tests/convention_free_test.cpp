@@ -14,7 +14,8 @@ namespace pecheck {
 namespace {
 
 /// Reads only the sizes from the spec: RoPE half-split over the whole head with base 5e5 and no
-/// scaling, the sinusoid concatenated with base 777 — whatever was asked.
+/// scaling, the sinusoid concatenated with base 777, the 2-D relative bias's offsets column-major
+/// (dc before dr) with the class token's three rows in reverse — whatever was asked.
 class OwnConvention final : public mutants::Forwarding {
  public:
   OwnConvention() : Forwarding("own-convention") {}
@@ -34,6 +35,23 @@ class OwnConvention final : public mutants::Forwarding {
     own.spec.layout = RopeLayout::half_split;
     own.spec.assignment = MropeAssignment::interleaved;
     inner_->run(own);
+  }
+  void run(const RelativeBias2d& c) override {
+    const auto& [s, dt, table, rows, cols, out] = c;
+    c.check();
+    const std::size_t n = rows.size(), H = static_cast<std::size_t>(s.heads), first = s.class_token ? 1 : 0;
+    const auto last = static_cast<std::size_t>(s.table_rows()) - 1;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t r =
+            i < first || j < first
+                ? last - (i < first && j < first ? 2
+                          : i < first            ? 0
+                                                 : 1)
+                : static_cast<std::size_t>((cols[i] - cols[j] + s.window_cols - 1) * (2 * s.window_rows - 1) + rows[i] -
+                                           rows[j] + s.window_rows - 1);
+        for (std::size_t h = 0; h < H; ++h) out[(h * n + i) * n + j] = table[r * H + h];
+      }
   }
 };
 
@@ -64,8 +82,8 @@ TEST(ConventionFree, FlaggedPropertiesHoldForAnEncoderWithItsOwnConvention) {
 }
 
 TEST(ConventionFree, AgreementCatchesTheSameEncoder) {
-  for (const char* id :
-       {"rope.agrees_with_reference", "sinusoidal.agrees_with_reference", "mrope.agrees_with_reference"}) {
+  for (const char* id : {"rope.agrees_with_reference", "sinusoidal.agrees_with_reference",
+                         "mrope.agrees_with_reference", "relative_bias_2d.agrees_with_reference"}) {
     const Property& p = property(id);
     EXPECT_FALSE(p.convention_free);
     OwnConvention enc;
