@@ -49,7 +49,9 @@ int main(int argc, char** argv) {
                          "Run shard I of N (I/N, 0-based; needs --seed): the shards' union is the run");
 
   auto* selftest_cmd = app.add_subcommand(
-      "selftest", "Run the catalogue against every mutant (known real bugs) and every correct encoder");
+      "selftest",
+      "Run the catalogue against every mutant (known real bugs) and every correct encoder; with --property, the "
+      "mutants named for the selected properties");
   add_run_options(selftest_cmd, so, false, "Print only the kill matrix and the summary line");
   selftest_cmd->add_option("--json", so.json, "Write {seed, cases, mutants: [...], results: [...]} to FILE");
 

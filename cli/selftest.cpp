@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -55,8 +56,15 @@ int selftest(VerifyOptions o) {
   // The correct encoders first: a catalogue that fails them proves nothing by failing mutants.
   for (const Backend& b : encoders_under_test()) run_catalogue(b, properties, dtypes, quiet, correct);
 
+  // The mutants a selection can judge: those whose named property it holds. With every property
+  // (the default) that is the whole catalogue; a part of the catalogue (--property 'attention.*')
+  // runs only its own mutants, so the catalogue can be split into runs side by side.
+  const auto selected = [&](const std::string& id) {
+    return std::any_of(properties.begin(), properties.end(), [&](const Property* p) { return p->id == id; });
+  };
   std::vector<Kill> kills;
   for (const mutants::Mutant& m : mutants::mutants()) {
+    if (!selected(m.caught_by)) continue;
     const Backend as_backend{m.make()->name(), m.name, [] { return Availability{true, ""}; }, m.make};
     VerifyRun run{.seed = correct.seed, .cases = correct.cases};
     run_catalogue(as_backend, properties, dtypes, mutant_options, run);
