@@ -50,21 +50,28 @@ int selftest(VerifyOptions o) {
   quiet.per_rule = false;  // a kill needs one failure, not one per rule
   VerifyOptions mutant_options = quiet;
   mutant_options.verdict_only = true;  // a kill is a verdict: nothing prints a mutant's counterexample
+  // The mutants a selection can judge: those whose named property it holds. With every property
+  // (the default) that is the whole catalogue; a part of the catalogue (--property 'attention.*')
+  // runs only its own mutants, so the catalogue can be split into runs side by side. A selection
+  // that names no mutant's property would judge nothing: a usage error, not a pass.
+  std::vector<const mutants::Mutant*> chosen;
+  for (const mutants::Mutant& m : mutants::mutants())
+    if (std::any_of(properties.begin(), properties.end(), [&](const Property* p) { return p->id == m.caught_by; }))
+      chosen.push_back(&m);
+  if (chosen.empty())
+    throw UsageError(
+        fmt::format("--property '{}' selects no property a mutant is named for: selftest would judge no "
+                    "mutant (pecheck verify runs properties alone)",
+                    o.property));
   VerifyRun correct = start_run(o, "selftest");
   const auto start = std::chrono::steady_clock::now();
 
   // The correct encoders first: a catalogue that fails them proves nothing by failing mutants.
   for (const Backend& b : encoders_under_test()) run_catalogue(b, properties, dtypes, quiet, correct);
 
-  // The mutants a selection can judge: those whose named property it holds. With every property
-  // (the default) that is the whole catalogue; a part of the catalogue (--property 'attention.*')
-  // runs only its own mutants, so the catalogue can be split into runs side by side.
-  const auto selected = [&](const std::string& id) {
-    return std::any_of(properties.begin(), properties.end(), [&](const Property* p) { return p->id == id; });
-  };
   std::vector<Kill> kills;
-  for (const mutants::Mutant& m : mutants::mutants()) {
-    if (!selected(m.caught_by)) continue;
+  for (const mutants::Mutant* mp : chosen) {
+    const mutants::Mutant& m = *mp;
     const Backend as_backend{m.make()->name(), m.name, [] { return Availability{true, ""}; }, m.make};
     VerifyRun run{.seed = correct.seed, .cases = correct.cases};
     run_catalogue(as_backend, properties, dtypes, mutant_options, run);

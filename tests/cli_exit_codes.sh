@@ -28,6 +28,8 @@ expect_usage_error "unwritable json" verify --property rope.relative --json /non
 [ ! -e /nonexistent/dir/r.json ] || fail "a json file was written half-way"
 
 expect_usage_error "selftest negative cases" selftest --cases -1
+# A selection no mutant is named for would judge nothing: refused, not passed.
+expect_usage_error "selftest judging no mutant" selftest --property sinusoidal.bounds --dtype f32 --cases 5
 expect_usage_error "zero kernel threads" verify --property rope.relative --threads 0
 PECHECK_THREADS=two expect_usage_error "a malformed PECHECK_THREADS" verify --property rope.relative
 
@@ -67,8 +69,8 @@ for r in a["results"]:
     assert r["verdict"] == "pass" and r["cases"] == 20 and r["max_error_u"] <= r["bound_u"]
 PY
 
-# Exit 1: a selftest whose properties cannot kill every mutant (sinusoid bounds see no RoPE bug).
-"$pecheck" selftest --property sinusoidal.bounds --dtype f32 --cases 5 --seed 3 --quiet >"$tmp/st.txt" 2>&1
+# Exit 1: a selftest that cannot kill every mutant it judges (one case each: too few to see them).
+"$pecheck" selftest --property rope.agrees_with_reference --dtype f32 --cases 1 --seed 3 --quiet >"$tmp/st.txt" 2>&1
 rc=$?
 [ "$rc" -eq 1 ] || fail "selftest with surviving mutants exits $rc, expected 1"
 grep -q "SURVIVED" "$tmp/st.txt" || fail "surviving mutants are not reported"
