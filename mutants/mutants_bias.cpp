@@ -63,11 +63,10 @@ struct ReadsRelativeBias2dRow : Forwarding {
     c.check();
     const std::vector<float> t = effective_table(s, table);
     const std::size_t n = rows.size(), H = static_cast<std::size_t>(s.heads), first = s.class_token ? 1 : 0;
-    const auto cls = static_cast<std::size_t>(s.offset_rows());
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j) {
-        std::size_t r = i < first || j < first ? class_row(cls, i < first, j < first)
-                                               : static_cast<std::size_t>(offset_row(s, rows, cols, i, j));
+        auto r = static_cast<std::size_t>(i < first || j < first ? class_row(s, i < first, j < first)
+                                                                 : offset_row(s, rows, cols, i, j));
         r = std::min(r, static_cast<std::size_t>(s.table_rows()) - 1);  // past the table: its last row
         for (std::size_t h = 0; h < H; ++h) out[(h * n + i) * n + j] = round_to(dt, t[r * H + h]);
       }
@@ -78,8 +77,8 @@ struct ReadsRelativeBias2dRow : Forwarding {
                                   std::span<const std::int64_t> cols, std::size_t i, std::size_t j) const {
     return s.offset_row(rows[i] - rows[j], cols[i] - cols[j]);
   }
-  virtual std::size_t class_row(std::size_t cls, bool query_is_class, bool key_is_class) const {
-    return query_is_class && key_is_class ? cls + 2 : query_is_class ? cls : cls + 1;
+  virtual std::int64_t class_row(const RelativeBias2dSpec& s, bool query_is_class, bool key_is_class) const {
+    return s.class_row(query_is_class, key_is_class);
   }
   virtual std::vector<float> effective_table(const RelativeBias2dSpec&, std::span<const float> table) const {
     return {table.begin(), table.end()};
@@ -111,8 +110,8 @@ struct RelativeBias2dStrideFromRows : ReadsRelativeBias2dRow {
 /// token-to-cls at table_rows - 3).
 struct RelativeBias2dClassRowsSwapped : ReadsRelativeBias2dRow {
   RelativeBias2dClassRowsSwapped() : ReadsRelativeBias2dRow("mutant-relative-bias-2d-class-rows-swapped") {}
-  std::size_t class_row(std::size_t cls, bool query_is_class, bool key_is_class) const override {
-    return query_is_class && key_is_class ? cls + 2 : query_is_class ? cls + 1 : cls;
+  std::int64_t class_row(const RelativeBias2dSpec& s, bool query_is_class, bool key_is_class) const override {
+    return s.class_row(key_is_class, query_is_class);  // each role reads the other's row
   }
 };
 

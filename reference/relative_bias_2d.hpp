@@ -11,17 +11,7 @@
 
 namespace pecheck::ref {
 
-/// The table row the score of query i against key j reads (spec/conventions_2d.hpp).
-inline int relative_bias_2d_row(const RelativeBias2dSpec& s, std::span<const std::int64_t> rows,
-                                std::span<const std::int64_t> cols, std::size_t i, std::size_t j) {
-  if (s.class_token && (i == 0 || j == 0)) {
-    const int cls = s.offset_rows();
-    return i == 0 && j == 0 ? cls + 2 : i == 0 ? cls : cls + 1;
-  }
-  return s.offset_row(rows[i] - rows[j], cols[i] - cols[j]);
-}
-
-/// out (heads, n, n) = table[relative_bias_2d_row(i, j), h] with table (table_rows, heads).
+/// out (heads, n, n) = table[s.table_row(i, j), h] with table (table_rows, heads).
 template <class Real>
 std::vector<Real> relative_bias_2d_tensor(const RelativeBias2dSpec& s, std::span<const Real> table,
                                           std::span<const std::int64_t> rows, std::span<const std::int64_t> cols) {
@@ -30,7 +20,7 @@ std::vector<Real> relative_bias_2d_tensor(const RelativeBias2dSpec& s, std::span
   std::vector<Real> out(H * n * n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
-      const auto r = static_cast<std::size_t>(relative_bias_2d_row(s, rows, cols, i, j));
+      const auto r = static_cast<std::size_t>(s.table_row(rows, cols, i, j));
       for (std::size_t h = 0; h < H; ++h) out[(h * n + i) * n + j] = table[r * H + h];
     }
   return out;

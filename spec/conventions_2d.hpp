@@ -118,6 +118,18 @@ struct RelativeBias2dSpec {
   int offset_row(std::int64_t dr, std::int64_t dc) const {
     return static_cast<int>((dr + window_rows - 1) * (2 * window_cols - 1) + dc + window_cols - 1);
   }
+  /// The row a class-token score reads: its queries table_rows() - 3, the keys it is seen as
+  /// table_rows() - 2, its own score table_rows() - 1 (HF's writes to index[0, :], index[:, 0],
+  /// index[0, 0], in that order).
+  int class_row(bool query_is_class, bool key_is_class) const {
+    return offset_rows() + (query_is_class ? (key_is_class ? 2 : 0) : 1);
+  }
+  /// The row the score of token i (the query) against token j (the key) reads.
+  int table_row(std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::size_t i,
+                std::size_t j) const {
+    if (class_token && (i == 0 || j == 0)) return class_row(i == 0, j == 0);
+    return offset_row(rows[i] - rows[j], cols[i] - cols[j]);
+  }
   void validate() const {
     if (heads <= 0) throw std::invalid_argument(fmt::format("2-D relative bias needs heads > 0, got {}", heads));
     // 2^12 patches a side keeps the table's row count (about 2^26) an int.

@@ -1,4 +1,5 @@
-// The 2-D relative bias oracle (reference/relative_bias_2d.hpp) against HF's relative_position_index
+// The 2-D relative bias's rows (RelativeBias2dSpec::table_row, read by the oracle in
+// reference/relative_bias_2d.hpp and by every kernel) against HF's relative_position_index
 // built step by step as modeling_swin.py and modeling_beit.py build it (meshgrid "ij", flatten,
 // coords[:, :, None] - coords[:, None, :], shift each axis by window - 1, the row offset times
 // 2 * window_size[1] - 1, BEiT's three class-token rows), for square and non-square windows; then
@@ -59,7 +60,7 @@ TEST(RelativeBias2dReference, RowsAreHfsRelativePositionIndexForEveryWindowShape
       const auto want = hf_index(wh, ww, cls);
       for (std::size_t i = 0; i < rows.size(); ++i)
         for (std::size_t j = 0; j < rows.size(); ++j)
-          ASSERT_EQ(ref::relative_bias_2d_row(s, rows, cols, i, j), want[i][j])
+          ASSERT_EQ(s.table_row(rows, cols, i, j), want[i][j])
               << wh << "x" << ww << (cls ? " with the class token" : "") << " query " << i << " key " << j;
       EXPECT_EQ(s.table_rows(), (2 * wh - 1) * (2 * ww - 1) + (cls ? 3 : 0));
     }

@@ -15,6 +15,7 @@
 #include "impl/avx512/kernels.hpp"
 #include "impl/mrope_by_axes.hpp"
 #include "impl/rope2d_by_halves.hpp"
+#include "impl/scalar_only.hpp"
 
 namespace pecheck {
 
@@ -100,12 +101,7 @@ template <Isa I>
 class VectorEncoder final : public Encoder {
  public:
   std::string name() const override { return I == Isa::avx512 ? "avx512" : "avx2"; }
-  // The 2-D relative bias reads a table and does no arithmetic a vector kernel would change: the scalar
-  // backend's kernel is its one implementation.
-  Support supports(Op op, DType) const override {
-    if (op == Op::relative_bias_2d) return {false, "relative_bias_2d is a table read, kept to the scalar backend"};
-    return {};
-  }
+  Support supports(Op op, DType) const override { return offered_beyond_scalar(op); }
   void run(const RelativeBias2d&) override { decline(*this, Op::relative_bias_2d); }
 
   // Each call's fields as plain references, not a structured binding: clang 14 cannot capture a

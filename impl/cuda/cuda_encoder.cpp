@@ -10,6 +10,7 @@
 #include "impl/mrope_by_axes.hpp"
 #include "impl/rope2d_by_halves.hpp"
 #include "impl/rope_frequencies.hpp"
+#include "impl/scalar_only.hpp"
 
 namespace pecheck {
 
@@ -34,12 +35,7 @@ class CudaEncoder final : public Encoder {
 
   std::string name() const override { return name_; }
 
-  // The 2-D relative bias reads a table and does no arithmetic a CUDA kernel would change: the scalar
-  // backend's kernel is its one implementation.
-  Support supports(Op op, DType) const override {
-    if (op == Op::relative_bias_2d) return {false, "relative_bias_2d is a table read, kept to the scalar backend"};
-    return {};
-  }
+  Support supports(Op op, DType) const override { return offered_beyond_scalar(op); }
   void run(const RelativeBias2d&) override { decline(*this, Op::relative_bias_2d); }
 
   void run(const SinusoidalTable& c) override {

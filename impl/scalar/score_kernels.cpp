@@ -59,17 +59,9 @@ void relative_bias_2d(const RelativeBias2dSpec& s, DType dt, std::span<const flo
                       std::span<const std::int64_t> rows, std::span<const std::int64_t> cols, std::span<float> out) {
   RelativeBias2d{s, dt, table, rows, cols, out}.check();
   const std::size_t n = rows.size(), H = static_cast<std::size_t>(s.heads);
-  const std::int64_t stride = 2 * s.window_cols - 1;
-  // The class token's three rows follow the offsets' (query, key, itself).
-  const std::size_t cls = static_cast<std::size_t>(s.offset_rows()), first = s.class_token ? 1 : 0;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
-      std::size_t row = 0;
-      if (i < first || j < first)
-        row = cls + (i < first ? 0 : 1) + (i < first && j < first ? 2 : 0);
-      else
-        row = static_cast<std::size_t>((rows[i] - rows[j] + s.window_rows - 1) * stride + cols[i] - cols[j] +
-                                       s.window_cols - 1);
+      const auto row = static_cast<std::size_t>(s.table_row(rows, cols, i, j));
       for (std::size_t h = 0; h < H; ++h) out[(h * n + i) * n + j] = round_to(dt, table[row * H + h]);
     }
 }

@@ -22,7 +22,7 @@ Outcome check(Encoder& enc, DType dt, const RelativeBias2dCase& c) {
   if (!o.failure.empty()) return o;
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t j = 0; j < n; ++j) {
-      const auto row = static_cast<std::size_t>(ref::relative_bias_2d_row(c.spec, rows, cols, i, j));
+      const auto row = static_cast<std::size_t>(c.spec.table_row(rows, cols, i, j));
       for (std::size_t h = 0; h < H; ++h) {
         const float got = out[(h * n + i) * n + j], want = table[row * H + h];
         if (got == want) continue;

@@ -37,7 +37,6 @@ struct RelativeBias2dCase {
     std::vector<std::int64_t> rows, cols;
   };
   Grid grid() const;
-  std::size_t n() const { return grid().rows.size(); }
   std::string describe() const {
     const Grid g = grid();
     return fmt::format("{} rows=[{}] cols=[{}] data={}", spec.describe(), fmt::join(g.rows, ","),
